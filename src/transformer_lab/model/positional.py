@@ -1,0 +1,164 @@
+"""Positional encodings, one exclusive choice each, chosen by name.
+
+Every encoding answers the same three questions, so the rest of the model never asks
+which one it has:
+
+- :meth:`PositionalEncoding.add` -- what to add to the scaled token embeddings
+  (sinusoidal, learned);
+- :meth:`PositionalEncoding.rotation` -- how to rotate queries and keys of self-attention
+  (rotary);
+- :meth:`PositionalEncoding.bias` -- which additive bias to put on self-attention scores
+  (ALiBi).
+
+Each takes explicit absolute ``positions`` so that incremental decoding gives a step at
+position t the encoding of t, never a restart at 0.
+"""
+
+import math
+
+import torch
+from torch import nn
+
+
+class PositionalEncoding(nn.Module):
+    """No positional information (``none``); the base every encoding overrides."""
+
+    def __init__(self, d_model: int, num_heads: int, max_len: int):
+        super().__init__()
+        self.max_len = max_len
+
+    def add(self, x: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+        """``x [B, L, D]`` plus the encoding of ``positions [L]``."""
+        return x
+
+    def rotation(self, positions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor] | None:
+        """``(cos, sin)``, each ``[L, head_dim/2]``, to rotate queries and keys with."""
+        return None
+
+    def bias(self, q_positions: torch.Tensor, k_positions: torch.Tensor) -> torch.Tensor | None:
+        """Additive attention bias ``[H, L_q, L_k]`` for self-attention."""
+        return None
+
+
+def sinusoid_table(max_len: int, d_model: int) -> torch.Tensor:
+    """The paper's table ``[max_len, d_model]``: even columns sin, odd columns cos.
+
+    ``PE[pos, 2i] = sin(pos / 10000^(2i/d))``, ``PE[pos, 2i+1] = cos(pos / 10000^(2i/d))``.
+    """
+    positions = torch.arange(max_len, dtype=torch.float64)[:, None]
+    frequencies = 10000.0 ** (-torch.arange(0, d_model, 2, dtype=torch.float64) / d_model)
+    angles = positions * frequencies  # [max_len, d/2]
+    table = torch.empty(max_len, d_model, dtype=torch.float64)
+    table[:, 0::2] = torch.sin(angles)
+    table[:, 1::2] = torch.cos(angles)
+    return table.float()
+
+
+class Sinusoidal(PositionalEncoding):
+    """The fixed sin/cos table of Vaswani et al. (2017), a non-trainable buffer."""
+
+    def __init__(self, d_model: int, num_heads: int, max_len: int):
+        super().__init__(d_model, num_heads, max_len)
+        if d_model % 2:
+            raise ValueError(
+                f"d_model must be even for pos_encoding='sinusoidal' (sin/cos pairs); "
+                f"got d_model={d_model}"
+            )
+        self.register_buffer("table", sinusoid_table(max_len, d_model), persistent=False)
+
+    def add(self, x: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+        return x + self.table[positions].to(x.dtype)
+
+
+class Learned(PositionalEncoding):
+    """A trained absolute table (BERT/GPT-2 style); initialised in :mod:`.init`."""
+
+    def __init__(self, d_model: int, num_heads: int, max_len: int):
+        super().__init__(d_model, num_heads, max_len)
+        self.table = nn.Embedding(max_len, d_model)
+
+    def add(self, x: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+        return x + self.table(positions)
+
+
+class Rotary(PositionalEncoding):
+    """RoPE (Su et al., 2021): rotate each query/key pair of dims by ``position * freq``.
+
+    The score ``q_i . k_j`` then depends on ``i - j`` only. Pairs are (d, d + head_dim/2)
+    (the GPT-NeoX layout), which is the paper's interleaved form up to a fixed permutation
+    of head dimensions and avoids strided copies.
+    """
+
+    def __init__(self, d_model: int, num_heads: int, max_len: int):
+        super().__init__(d_model, num_heads, max_len)
+        head_dim = d_model // num_heads
+        if head_dim % 2:
+            raise ValueError(
+                f"the head dimension d_model/num_heads must be even for pos_encoding='rotary'; "
+                f"got {d_model}/{num_heads}={head_dim}"
+            )
+        frequencies = 10000.0 ** (-torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim)
+        angles = torch.arange(max_len, dtype=torch.float64)[:, None] * frequencies
+        self.register_buffer("cos", angles.cos().float(), persistent=False)
+        self.register_buffer("sin", angles.sin().float(), persistent=False)
+
+    def rotation(self, positions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.cos[positions], self.sin[positions]
+
+
+def rotate(x: torch.Tensor, rotation: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
+    """Apply a rotary ``(cos, sin)`` pair ``[L, Dh/2]`` to ``x [B, H, L, Dh]``."""
+    cos, sin = (t.to(x.dtype) for t in rotation)
+    x1, x2 = x.chunk(2, dim=-1)
+    return torch.cat((x1 * cos - x2 * sin, x1 * sin + x2 * cos), dim=-1)
+
+
+def alibi_slopes(num_heads: int) -> torch.Tensor:
+    """Per-head slopes of Press et al. (2022): ``2^(-8/n), 2^(-16/n), ...``.
+
+    For a head count that is not a power of two, the paper's recipe: the slopes of the
+    nearest lower power of two, then every other slope of the next power of two.
+    """
+
+    def power_of_two(n: int) -> list[float]:
+        start = 2.0 ** (-8.0 / n)
+        return [start ** (i + 1) for i in range(n)]
+
+    lower = 2 ** math.floor(math.log2(num_heads))
+    slopes = power_of_two(lower) + power_of_two(2 * lower)[0::2][: num_heads - lower]
+    return torch.tensor(slopes)
+
+
+class ALiBi(PositionalEncoding):
+    """Linear distance penalties on self-attention scores: ``-slope_h * |i - j|``.
+
+    The encoder uses this symmetric (bidirectional) form; in the decoder the causal mask
+    removes ``j > i``, which leaves exactly the paper's causal form ``-slope_h * (i - j)``.
+    """
+
+    def __init__(self, d_model: int, num_heads: int, max_len: int):
+        super().__init__(d_model, num_heads, max_len)
+        self.register_buffer("slopes", alibi_slopes(num_heads), persistent=False)
+
+    def bias(self, q_positions: torch.Tensor, k_positions: torch.Tensor) -> torch.Tensor:
+        distance = (q_positions[:, None] - k_positions[None, :]).abs()  # [L_q, L_k]
+        return -self.slopes[:, None, None] * distance
+
+
+POSITIONAL_ENCODINGS: dict[str, type[PositionalEncoding]] = {
+    "sinusoidal": Sinusoidal,
+    "learned": Learned,
+    "rotary": Rotary,
+    "alibi": ALiBi,
+    "none": PositionalEncoding,
+}
+
+
+def build_positional_encoding(
+    name: str, d_model: int, num_heads: int, max_len: int
+) -> PositionalEncoding:
+    if name not in POSITIONAL_ENCODINGS:
+        raise ValueError(
+            f"unknown pos_encoding={name!r}; allowed: {', '.join(POSITIONAL_ENCODINGS)}"
+        )
+    return POSITIONAL_ENCODINGS[name](d_model, num_heads, max_len)

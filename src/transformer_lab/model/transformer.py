@@ -1,0 +1,250 @@
+"""The encoder-decoder Transformer of Vaswani et al. (2017), with its choices made explicit.
+
+``norm`` places the LayerNorms (:mod:`.residual`), ``pos_encoding`` picks how positions
+enter (:mod:`.positional`), ``activation`` picks the FFN (:mod:`.layers`). The model
+returns logits; the softmax belongs to the loss or the decoder's search.
+"""
+
+import math
+from dataclasses import dataclass, field
+
+import torch
+from torch import nn
+
+from transformer_lab.model import masks
+from transformer_lab.model.attention import KVCache
+from transformer_lab.model.init import initialize
+from transformer_lab.model.layers import DecoderLayer, EncoderLayer
+from transformer_lab.model.positional import PositionalEncoding, build_positional_encoding
+from transformer_lab.model.residual import final_norm
+from transformer_lab.tokens import BOS, EOS, PAD
+
+
+@dataclass
+class DecoderCache:
+    """Everything incremental decoding reuses: per-layer self- and cross-attention K/V and
+    the padding of the target keys fed so far (``[B, 1, 1, P]``)."""
+
+    self_attn: list[KVCache]
+    cross_attn: list[KVCache]
+    key_padding: torch.Tensor | None = None
+
+    @property
+    def length(self) -> int:
+        """Target positions already decoded: the absolute position of the next token."""
+        return 0 if self.key_padding is None else self.key_padding.size(-1)
+
+    def reorder(self, index: torch.Tensor) -> None:
+        for kv in (*self.self_attn, *self.cross_attn):
+            kv.reorder(index)
+        if self.key_padding is not None:
+            self.key_padding = self.key_padding.index_select(0, index)
+
+
+@dataclass
+class Attention:
+    """Per-layer attention weights ``[B, H, L_q, L_k]`` of one forward pass."""
+
+    encoder: list[torch.Tensor] = field(default_factory=list)
+    decoder_self: list[torch.Tensor] = field(default_factory=list)
+    cross: list[torch.Tensor] = field(default_factory=list)
+
+
+class Seq2SeqTransformer(nn.Module):
+    """Source and target embeddings, an encoder and a decoder stack, an output head.
+
+    ``init_seed`` makes the initial weights independent of the global RNG (see
+    :mod:`.init`); leave it ``None`` to draw from the global RNG as usual.
+    """
+
+    def __init__(
+        self,
+        src_vocab_size: int,
+        tgt_vocab_size: int,
+        d_model: int = 512,
+        num_heads: int = 8,
+        num_encoder_layers: int = 6,
+        num_decoder_layers: int = 6,
+        d_ff: int = 2048,
+        dropout: float = 0.1,
+        norm: str = "post",
+        pos_encoding: str = "sinusoidal",
+        activation: str = "relu",
+        max_len: int = 512,
+        tie_embeddings: bool = False,
+        init_seed: int | None = None,
+    ):
+        super().__init__()
+        _check_sizes(
+            src_vocab_size=src_vocab_size, tgt_vocab_size=tgt_vocab_size, d_model=d_model,
+            num_heads=num_heads, num_encoder_layers=num_encoder_layers,
+            num_decoder_layers=num_decoder_layers, d_ff=d_ff, max_len=max_len,
+        )  # fmt: skip
+        if d_model % num_heads:
+            raise ValueError(
+                f"d_model must be divisible by num_heads; got d_model={d_model}, "
+                f"num_heads={num_heads}"
+            )
+        if not 0.0 <= dropout < 1.0:
+            raise ValueError(f"dropout must be in [0, 1); got {dropout}")
+        self.d_model, self.max_len = d_model, max_len
+        self.embed_scale = math.sqrt(d_model)
+
+        self.src_embed = nn.Embedding(src_vocab_size, d_model)
+        self.tgt_embed = nn.Embedding(tgt_vocab_size, d_model)
+        self.src_pos = build_positional_encoding(pos_encoding, d_model, num_heads, max_len)
+        self.tgt_pos = build_positional_encoding(pos_encoding, d_model, num_heads, max_len)
+        self.embed_dropout = nn.Dropout(dropout)
+        layer_args = (d_model, num_heads, d_ff, dropout, norm, activation)
+        self.encoder_layers = nn.ModuleList(
+            EncoderLayer(*layer_args) for _ in range(num_encoder_layers)
+        )
+        self.encoder_norm = final_norm(d_model, norm)
+        self.decoder_layers = nn.ModuleList(
+            DecoderLayer(*layer_args) for _ in range(num_decoder_layers)
+        )
+        self.decoder_norm = final_norm(d_model, norm)
+        self.output = nn.Linear(d_model, tgt_vocab_size)
+        if tie_embeddings:
+            self.output.weight = self.tgt_embed.weight
+        initialize(self, d_model, init_seed)
+
+    # -- embeddings ----------------------------------------------------------------------
+
+    def _positions(self, start: int, length: int, what: str, device) -> torch.Tensor:
+        if start + length > self.max_len:
+            raise ValueError(
+                f"{what} needs {start + length} positions but max_len={self.max_len}; "
+                f"shorten the sequence or raise max_len"
+            )
+        return torch.arange(start, start + length, device=device)
+
+    def _embed(
+        self, embedding: nn.Embedding, pos: PositionalEncoding, tokens, positions
+    ) -> torch.Tensor:
+        x = pos.add(embedding(tokens) * self.embed_scale, positions)
+        return self.embed_dropout(x)
+
+    # -- the two stacks --------------------------------------------------------------------
+
+    def encode(self, src: torch.Tensor, return_attention: bool = False):
+        """``src [B, S]`` -> memory ``[B, S, D]`` (and the per-layer encoder weights)."""
+        positions = self._positions(0, src.size(1), "the source", src.device)
+        padding = masks.key_padding(src)  # [B, 1, 1, S]
+        if not bool(padding.any(-1).all()):
+            rows = (~padding.any(-1)).flatten().nonzero().flatten().tolist()
+            raise ValueError(f"source rows {rows} are all padding (PAD={PAD}); nothing to attend")
+        mask = masks.with_bias(padding, self.src_pos.bias(positions, positions))
+        rotation = self.src_pos.rotation(positions)
+        x = self._embed(self.src_embed, self.src_pos, src, positions)
+        weights = []
+        for layer in self.encoder_layers:
+            x, w = layer(x, mask, rotation, need_weights=return_attention)
+            weights.append(w)
+        memory = self.encoder_norm(x)
+        return (memory, weights) if return_attention else memory
+
+    def decode(
+        self,
+        tgt_in: torch.Tensor,
+        memory: torch.Tensor,
+        src: torch.Tensor,
+        cache: DecoderCache | None = None,
+        return_attention: bool = False,
+    ):
+        """``tgt_in [B, T]`` over ``memory [B, S, D]`` -> logits ``[B, T, V]``.
+
+        With a ``cache``, ``tgt_in`` continues the tokens already fed: it starts at absolute
+        position ``cache.length``, and its keys and values are appended to the cache.
+        """
+        start = 0 if cache is None else cache.length
+        positions = self._positions(start, tgt_in.size(1), "the target", tgt_in.device)
+        padding = masks.key_padding(tgt_in)  # [B, 1, 1, T]
+        if cache is not None:
+            if cache.key_padding is not None:
+                padding = torch.cat((cache.key_padding, padding), dim=-1)
+            cache.key_padding = padding
+        key_positions = torch.arange(padding.size(-1), device=tgt_in.device)
+        self_mask = masks.with_bias(
+            masks.combine(padding, masks.causal(positions, key_positions)),
+            self.tgt_pos.bias(positions, key_positions),
+        )
+        memory_mask = masks.key_padding(src)
+        rotation = self.tgt_pos.rotation(positions)
+        x = self._embed(self.tgt_embed, self.tgt_pos, tgt_in, positions)
+        self_weights, cross_weights = [], []
+        for i, layer in enumerate(self.decoder_layers):
+            x, sw, cw = layer(
+                x, memory, self_mask, memory_mask, rotation,
+                self_cache=None if cache is None else cache.self_attn[i],
+                cross_cache=None if cache is None else cache.cross_attn[i],
+                need_weights=return_attention,
+            )  # fmt: skip
+            self_weights.append(sw)
+            cross_weights.append(cw)
+        logits = self.output(self.decoder_norm(x))
+        return (logits, self_weights, cross_weights) if return_attention else logits
+
+    def forward(self, src: torch.Tensor, tgt_in: torch.Tensor, return_attention: bool = False):
+        """Teacher-forced pass: ``src [B, S]``, ``tgt_in [B, T]`` -> logits ``[B, T, V]``.
+
+        With ``return_attention`` also a dict ``{"encoder", "decoder_self", "cross"}`` of
+        per-layer weights ``[B, H, L_q, L_k]`` (computed on the explicit attention path).
+        """
+        if not return_attention:
+            return self.decode(tgt_in, self.encode(src), src)
+        memory, encoder_weights = self.encode(src, return_attention=True)
+        logits, self_weights, cross_weights = self.decode(
+            tgt_in, memory, src, return_attention=True
+        )
+        return logits, {
+            "encoder": encoder_weights,
+            "decoder_self": self_weights,
+            "cross": cross_weights,
+        }
+
+    # -- generation ------------------------------------------------------------------------
+
+    def new_cache(self) -> DecoderCache:
+        n = len(self.decoder_layers)
+        return DecoderCache([KVCache() for _ in range(n)], [KVCache() for _ in range(n)])
+
+    @torch.no_grad()
+    def generate(
+        self, src: torch.Tensor, max_new_tokens: int = 32, use_cache: bool = True
+    ) -> torch.Tensor:
+        """Greedy decoding from BOS -> ``[B, <= 1 + max_new_tokens]``.
+
+        Each row stops at its EOS (kept) or at the limit; finished rows are padded with
+        PAD while others go on, and the loop ends when every row has finished. PAD and BOS
+        are never emitted. Runs in eval mode and restores the caller's mode.
+        """
+        if max_new_tokens < 1:
+            raise ValueError(f"max_new_tokens must be >= 1; got {max_new_tokens}")
+        # the last generated token is never fed back, so the decoder sees <= max_new_tokens
+        self._positions(0, max_new_tokens, "generation (BOS + max_new_tokens - 1)", src.device)
+        was_training = self.training
+        self.eval()
+        try:
+            memory = self.encode(src)
+            out = torch.full((src.size(0), 1), BOS, dtype=torch.long, device=src.device)
+            finished = torch.zeros(src.size(0), dtype=torch.bool, device=src.device)
+            cache = self.new_cache() if use_cache else None
+            for _ in range(max_new_tokens):
+                step_in = out[:, -1:] if use_cache else out
+                logits = self.decode(step_in, memory, src, cache=cache)[:, -1]  # [B, V]
+                logits[:, [PAD, BOS]] = float("-inf")
+                token = logits.argmax(-1).masked_fill(finished, PAD)
+                out = torch.cat((out, token[:, None]), dim=1)
+                finished |= token == EOS
+                if bool(finished.all()):
+                    break
+            return out
+        finally:
+            self.train(was_training)
+
+
+def _check_sizes(**sizes: int) -> None:
+    for name, value in sizes.items():
+        if value < 1:
+            raise ValueError(f"{name} must be a positive integer; got {value}")

@@ -1,0 +1,11 @@
+"""The token ids every part of the project agrees on.
+
+Special tokens come first so that a task's content tokens are simply ``FIRST_CONTENT ..
+vocab_size - 1``; right padding with ``PAD`` is assumed throughout.
+"""
+
+PAD = 0
+BOS = 1
+EOS = 2
+FIRST_CONTENT = 3
+SPECIAL_NAMES = {PAD: "<pad>", BOS: "<bos>", EOS: "<eos>"}
