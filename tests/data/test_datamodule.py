@@ -1,0 +1,368 @@
+"""SyntheticDataModule: batch layout, held-out splits, determinism, settings, speed."""
+
+import re
+import time
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from transformer_lab.data import Split, SyntheticDataModule
+from transformer_lab.data.tasks import TASKS
+from transformer_lab.tokens import BOS, EOS, FIRST_CONTENT, PAD
+
+SMALL = dict(vocab_size=12, min_len=3, max_len=8, train_size=2000, val_size=200, test_size=200)
+
+
+def make(**overrides) -> SyntheticDataModule:
+    dm = SyntheticDataModule(**{**SMALL, **overrides})
+    dm.setup()
+    return dm
+
+
+def words_of(split: Split) -> list[tuple[int, ...]]:
+    """Each source's content words (the row up to its EOS), as tuples."""
+    return [tuple(row[: n - 1].tolist()) for row, n in zip(split.src, split.src_len, strict=True)]
+
+
+def all_batches(loader) -> list[dict]:
+    return list(loader)
+
+
+@pytest.fixture(scope="module")
+def dm() -> SyntheticDataModule:
+    return make(batch_size=16, test_long_size=100, test_long_max_len=12)
+
+
+# --- batch layout ---------------------------------------------------------------------
+
+
+def test_batches_have_matching_shapes_and_long_dtype(dm):
+    for batch in all_batches(dm.train_dataloader()):
+        b = len(batch["src"])
+        assert set(batch) == {"src", "tgt_in", "tgt_out"}
+        assert all(t.dtype == torch.long and t.dim() == 2 for t in batch.values())
+        assert batch["tgt_in"].shape == batch["tgt_out"].shape
+        assert batch["tgt_in"].shape[0] == b
+
+
+def test_src_rows_end_in_eos_then_only_pad(dm):
+    for batch in all_batches(dm.train_dataloader()):
+        src = batch["src"]  # [B, S]
+        for row in src:
+            n = int((row != PAD).sum())
+            assert row[n - 1] == EOS  # the last real token is EOS ...
+            assert (row[: n - 1] >= FIRST_CONTENT).all()  # ... after content only ...
+            assert (row[n:] == PAD).all()  # ... and PAD only comes after it
+
+
+def test_each_batch_is_trimmed_to_its_longest_row():
+    # batch_size 4 with lengths 1..8: many batches are shorter than the global maximum.
+    dm = make(min_len=1, batch_size=4)
+    widths = set()
+    for batch in all_batches(dm.val_dataloader()):
+        for key in ("src", "tgt_out", "tgt_in"):
+            assert (batch[key][:, -1] != PAD).any(), key  # no all-PAD last column
+        widths.add(batch["src"].shape[1])
+    assert len(widths) > 1
+    assert max(widths) == dm.max_seq_len
+
+
+def test_decoder_input_is_labels_shifted_right_behind_bos(dm):
+    for batch in all_batches(dm.train_dataloader()):
+        tgt_in, tgt_out = batch["tgt_in"], batch["tgt_out"]  # [B, T]
+        assert (tgt_in[:, 0] == BOS).all()
+        # Position i+1 of the input holds label i, for every content label (the label
+        # EOS has no successor input: the row's input ends there).
+        content = tgt_out[:, :-1] >= FIRST_CONTENT
+        assert torch.equal(tgt_in[:, 1:] != PAD, content)
+        assert torch.equal(tgt_in[:, 1:][content], tgt_out[:, :-1][content])
+        lengths = (tgt_out != PAD).sum(dim=1)  # [B]
+        assert ((tgt_out == EOS).sum(dim=1) == 1).all()  # exactly one EOS per row ...
+        assert (tgt_out[torch.arange(len(tgt_out)), lengths - 1] == EOS).all()  # ... last
+        assert torch.equal((tgt_in != PAD).sum(dim=1), lengths)  # same padding mask
+
+
+@pytest.mark.parametrize("task", sorted(TASKS))
+def test_target_is_the_task_applied_to_the_source_words(task):
+    dm = make(task=task, train_size=300, val_size=50, test_size=50)
+    for split in dm.splits.values():
+        for i in range(len(split)):
+            ex = split[i]  # 1-D, unpadded
+            words = ex["src"][:-1]
+            assert torch.equal(ex["tgt_out"][:-1], TASKS[task](words))
+            assert torch.equal(ex["tgt_in"][1:], TASKS[task](words))
+
+
+def test_sample_is_the_first_n_examples_of_a_split(dm):
+    batch = dm.sample("val", 5)
+    val = dm.splits["val"]
+    assert batch["src"].shape[0] == 5
+    for i in range(5):
+        n = int(val.src_len[i])
+        assert torch.equal(batch["src"][i, :n], val[i]["src"])
+    assert dm.sample("test", 10_000)["src"].shape[0] == len(dm.splits["test"])
+    with pytest.raises(ValueError, match=r"split='nope' is unknown; choose one of"):
+        dm.sample("nope", 1)
+
+
+# --- splits -----------------------------------------------------------------------------
+
+
+def test_split_sizes_and_names(dm):
+    assert {k: len(v) for k, v in dm.splits.items()} == {
+        "train": 2000,
+        "val": 200,
+        "test": 200,
+        "test_long": 100,
+    }
+    assert dm.test_split_names == ["test", "test_long"]
+    assert make().test_split_names == ["test"]
+
+
+def test_no_source_appears_in_two_splits(dm):
+    seen: dict[tuple[int, ...], str] = {}
+    for name, split in dm.splits.items():
+        for words in words_of(split):
+            assert words not in seen, f"{words} in {seen.get(words)} and {name}"
+            seen[words] = name
+    assert len(seen) == 2000 + 200 + 200 + 100  # also distinct within each split
+
+
+def test_test_long_lengths_exceed_max_len_and_reach_its_max(dm):
+    lengths = dm.splits["test_long"].src_len - 1  # words, without EOS
+    assert set(lengths.tolist()) == set(range(9, 13))
+
+
+def test_lengths_cover_min_len_to_max_len_roughly_uniformly(dm):
+    lengths = dm.splits["train"].src_len - 1
+    counts = torch.bincount(lengths, minlength=9)[3:].tolist()  # lengths 3..8
+    assert len(counts) == 6 and min(counts) > 0
+    assert max(counts) < 1.5 * min(counts)  # 2000 / 6 = 333 each, give or take sampling
+
+
+def test_a_length_with_too_few_sequences_is_used_up_and_the_rest_spread():
+    # 13 content ids: length 3 has only 13**3 = 2197 sequences, less than its share.
+    dm = make(vocab_size=16, min_len=3, max_len=10, train_size=20000, val_size=500, test_size=500)
+    lengths = torch.cat([s.src_len - 1 for s in dm.splits.values()])
+    counts = torch.bincount(lengths, minlength=11)[3:].tolist()
+    assert counts[0] == 13**3
+    assert sum(counts) == 21000 and min(counts[1:]) > 2400
+
+
+def test_a_space_exactly_as_large_as_requested_uses_every_sequence_once():
+    # 2 content ids, lengths 1..3: 2 + 4 + 8 = 14 sequences.
+    dm = make(vocab_size=5, min_len=1, max_len=3, train_size=10, val_size=2, test_size=2)
+    every = {w for split in dm.splits.values() for w in words_of(split)}
+    assert len(every) == 14
+    assert all(len(w) in (1, 2, 3) and set(w) <= {3, 4} for w in every)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    vocab_size=st.integers(4, 9),
+    min_len=st.integers(1, 4),
+    extra=st.integers(0, 3),
+    fill=st.floats(0.05, 1.0),
+    seed=st.integers(0, 2**31),
+)
+def test_any_feasible_setting_gives_disjoint_splits_of_the_asked_sizes(
+    vocab_size, min_len, extra, fill, seed
+):
+    max_len = min_len + extra
+    words = vocab_size - FIRST_CONTENT
+    available = sum(words**n for n in range(min_len, max_len + 1))
+    total = max(3, min(int(available * fill), 3000))
+    if total > available:
+        return
+    sizes = dict(train_size=total - 2, val_size=1, test_size=1)
+    dm = make(vocab_size=vocab_size, min_len=min_len, max_len=max_len, seed=seed, **sizes)
+    every = [w for split in dm.splits.values() for w in words_of(split)]
+    assert len(every) == len(set(every)) == total
+    assert all(min_len <= len(w) <= max_len for w in every)
+    assert all(FIRST_CONTENT <= t < vocab_size for w in every for t in w)
+
+
+def test_too_small_a_space_raises_with_sizes_and_count():
+    message = (
+        "train_size + val_size + test_size = 10 + 3 + 2 = 15 distinct sources requested, "
+        "but vocab_size=5 (2 content ids) with lengths 1..3 has only 14 distinct sequences"
+    )
+    with pytest.raises(ValueError, match=re.escape(message)):
+        SyntheticDataModule(
+            vocab_size=5, min_len=1, max_len=3, train_size=10, val_size=3, test_size=2
+        )
+    with pytest.raises(ValueError, match=r"test_long_size=17 .* lengths 4..4 has only 16 distinct"):
+        SyntheticDataModule(
+            vocab_size=5, min_len=1, max_len=3, train_size=5, val_size=1, test_size=1,
+            test_long_size=17, test_long_max_len=4,
+        )  # fmt: skip
+
+
+# --- determinism ------------------------------------------------------------------------
+
+
+def test_same_seed_gives_identical_splits_and_first_epoch_batches():
+    a, b = make(seed=7, batch_size=32), make(seed=7, batch_size=32)
+    for name in a.splits:
+        for key in ("src", "tgt_in", "tgt_out"):
+            assert torch.equal(getattr(a.splits[name], key), getattr(b.splits[name], key))
+    for x, y in zip(a.train_dataloader(), b.train_dataloader(), strict=True):
+        assert all(torch.equal(x[k], y[k]) for k in x)
+
+
+def test_different_seed_gives_different_data_and_order():
+    a, b = make(seed=0), make(seed=1)
+    assert not torch.equal(a.splits["train"].src, b.splits["train"].src)
+    assert set(words_of(a.splits["test"])) != set(words_of(b.splits["test"]))
+    first_a, first_b = next(iter(a.train_dataloader())), next(iter(b.train_dataloader()))
+    assert not torch.equal(first_a["src"], first_b["src"])
+
+
+def test_each_epoch_has_its_own_order_which_a_fresh_loader_reproduces(dm):
+    def first_batch(loader):
+        return next(iter(loader))["src"]
+
+    loader = dm.train_dataloader()
+    epoch0, epoch1 = first_batch(loader), first_batch(loader)
+    assert not torch.equal(epoch0, epoch1)  # reshuffled every epoch ...
+    resumed = dm.train_dataloader()
+    resumed.sampler.set_epoch(1)  # ... what Lightning calls when resuming at epoch 1
+    assert torch.equal(first_batch(resumed), epoch1)
+
+
+def test_turning_on_test_long_leaves_the_other_splits_unchanged():
+    plain, long = make(), make(test_long_size=50, test_long_max_len=10)
+    for name in ("train", "val", "test"):
+        assert torch.equal(plain.splits[name].src, long.splits[name].src)
+
+
+def test_setup_is_idempotent(dm):
+    before = dm.splits["train"]
+    dm.setup("fit")
+    dm.setup("test")
+    assert dm.splits["train"] is before
+
+
+def test_train_epoch_visits_every_example_once_without_dropping_the_last_batch():
+    dm = make(train_size=1000, batch_size=64)  # 1000 = 15 * 64 + 40
+    batches = list(dm.train_dataloader())
+    assert len(batches) == 16 and len(batches[-1]["src"]) == 40
+    served = sorted(tuple(row[row != PAD].tolist()) for b in batches for row in b["src"])
+    stored = sorted(tuple(row[row != PAD].tolist()) for row in dm.splits["train"].src)
+    assert served == stored
+
+
+# --- settings ---------------------------------------------------------------------------
+
+
+def test_vocab_sizes_and_max_seq_len():
+    dm = make(vocab_size=20, max_len=8)
+    assert dm.src_vocab_size == dm.tgt_vocab_size == 20
+    assert dm.max_seq_len == 9
+    widths = [max(s.src.shape[1], s.tgt_in.shape[1]) for s in dm.splits.values()]
+    assert max(widths) == dm.max_seq_len
+    long = make(max_len=8, test_long_size=20, test_long_max_len=14)
+    assert long.max_seq_len == 15 == long.splits["test_long"].src.shape[1]
+
+
+def test_test_dataloader_is_a_list_only_with_test_long(dm):
+    loaders = dm.test_dataloader()
+    assert isinstance(loaders, list) and len(loaders) == 2
+    assert len(loaders[1].dataset) == 100
+    assert len(make().test_dataloader().dataset) == 200
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        (
+            dict(task="rot13"),
+            r"task='rot13' is unknown; choose one of \['copy', 'reverse', 'sort'\]",
+        ),
+        (dict(vocab_size=3), r"vocab_size=3 is too small.*must be >= 4"),
+        (dict(min_len=0), r"min_len=0 must be >= 1"),
+        (dict(min_len=9, max_len=8), r"min_len=9 must be <= max_len=8"),
+        (dict(train_size=0), r"train_size=0 must be a positive integer"),
+        (dict(val_size=-1), r"val_size=-1 must be a positive integer"),
+        (dict(test_size=0), r"test_size=0 must be a positive integer"),
+        (dict(batch_size=0), r"batch_size=0 must be a positive integer"),
+        (dict(num_workers=-1), r"num_workers=-1 must be >= 0"),
+        (dict(test_long_size=-2), r"test_long_size=-2 must be >= 0"),
+        (
+            dict(test_long_size=10, test_long_max_len=8),
+            r"test_long_max_len=8 must be > max_len=8 when test_long_size=10 > 0",
+        ),
+    ],
+)
+def test_bad_setting_raises_naming_setting_value_and_allowed(overrides, message):
+    with pytest.raises(ValueError, match=message):
+        SyntheticDataModule(**{**SMALL, **overrides})
+
+
+def test_hyperparameters_are_saved_for_checkpoints():
+    dm = SyntheticDataModule(task="sort", seed=3)
+    assert dm.hparams["task"] == "sort" and dm.hparams["seed"] == 3
+
+
+# --- speed and workers ------------------------------------------------------------------
+
+
+def test_generating_20k_and_iterating_one_epoch_takes_under_5_seconds():
+    start = time.perf_counter()
+    dm = SyntheticDataModule(train_size=20000, batch_size=64)
+    dm.setup()
+    examples = sum(len(batch["src"]) for batch in dm.train_dataloader())
+    elapsed = time.perf_counter() - start
+    assert examples == 20000
+    assert elapsed < 5.0, f"{elapsed:.2f}s"  # ~0.1 s when written: a regression guard
+
+
+def test_two_workers_serve_a_batch():
+    dm = make(num_workers=2, batch_size=8)
+    loader = dm.train_dataloader()
+    assert loader.persistent_workers
+    batch = next(iter(loader))
+    assert batch["src"].shape[0] == 8 and (batch["tgt_in"][:, 0] == BOS).all()
+    assert not make().train_dataloader().persistent_workers
+
+
+@pytest.mark.filterwarnings("ignore:You passed in a `val_dataloader` but have no")
+@pytest.mark.filterwarnings("ignore:`isinstance\\(treespec, LeafSpec\\)` is deprecated")
+def test_lightning_epochs_follow_the_seeded_order_of_each_epoch():
+    import lightning
+
+    class FirstRows(lightning.LightningModule):
+        def __init__(self):
+            super().__init__()
+            self.weight = torch.nn.Parameter(torch.zeros(1))
+            self.first_rows: list[list[int]] = []
+
+        def training_step(self, batch, batch_idx):
+            if batch_idx == 0:
+                self.first_rows.append(batch["src"][0].tolist())
+            return self.weight * batch["src"].float().mean()
+
+        def configure_optimizers(self):
+            return torch.optim.SGD(self.parameters(), lr=0.1)
+
+    module = FirstRows()
+    trainer = lightning.Trainer(
+        max_epochs=3,
+        limit_train_batches=1,
+        limit_val_batches=0,
+        logger=False,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+    )
+    trainer.fit(module, datamodule=make())
+    # Lightning calls sampler.set_epoch(e): epoch e's order is a function of (seed, e).
+    expected = []
+    for epoch in range(3):
+        loader = make().train_dataloader()
+        loader.sampler.set_epoch(epoch)
+        expected.append(next(iter(loader))["src"][0].tolist())
+    assert module.first_rows == expected
+    assert len({tuple(row) for row in expected}) == 3
