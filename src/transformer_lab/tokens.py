@@ -9,3 +9,14 @@ BOS = 1
 EOS = 2
 FIRST_CONTENT = 3
 SPECIAL_NAMES = {PAD: "<pad>", BOS: "<bos>", EOS: "<eos>"}
+
+
+def detokenize(ids) -> str:
+    """Content ids as space-separated numbers, up to (not including) EOS; specials dropped."""
+    words = []
+    for i in ids:
+        if i == EOS:
+            break
+        if i >= FIRST_CONTENT:
+            words.append(str(int(i)))
+    return " ".join(words)

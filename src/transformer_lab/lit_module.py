@@ -1,0 +1,165 @@
+"""The LightningModule: teacher-forced training, held-out metrics, optimizer and schedule.
+
+Every constructor argument is a primitive (int, float, str, bool, list of floats), so
+``save_hyperparameters`` stores nothing that ``torch.load(weights_only=True)`` refuses,
+and a checkpoint alone rebuilds the model.
+"""
+
+import math
+
+import lightning as L
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from transformer_lab.model import Seq2SeqTransformer
+from transformer_lab.schedules import lr_multiplier
+from transformer_lab.tokens import PAD
+
+
+class StageMetrics(nn.Module):
+    """Sums over an evaluation split; reduced across processes before they are read."""
+
+    def __init__(self):
+        super().__init__()
+        for name in ("nll", "tokens", "correct_tokens", "correct_seqs", "seqs"):
+            self.register_buffer(name, torch.zeros((), dtype=torch.float64), persistent=False)
+
+    def reset(self) -> None:
+        for buffer in self.buffers():
+            buffer.zero_()
+
+    def compute(self, reduce) -> dict[str, float]:
+        totals = {name: float(reduce(buffer)) for name, buffer in self.named_buffers()}
+        loss = totals["nll"] / max(totals["tokens"], 1.0)
+        return {
+            "loss": loss,
+            "ppl": math.exp(min(loss, 50.0)),
+            "token_acc": totals["correct_tokens"] / max(totals["tokens"], 1.0),
+            "seq_acc": totals["correct_seqs"] / max(totals["seqs"], 1.0),
+        }
+
+
+class Seq2SeqLitModule(L.LightningModule):
+    """Trains :class:`~transformer_lab.model.Seq2SeqTransformer` on ``{src, tgt_in, tgt_out}``.
+
+    ``val`` and ``test`` report ``loss`` (token NLL without label smoothing), ``ppl``,
+    ``token_acc`` (teacher-forced argmax, non-PAD labels) and ``seq_acc`` (greedy generation
+    matches the whole target up to and including EOS). A second test loader is reported
+    under ``test_long/``.
+    """
+
+    EVAL_STAGES = ("val", "test", "test_long")
+
+    def __init__(
+        self,
+        src_vocab_size: int,
+        tgt_vocab_size: int,
+        d_model: int = 64,
+        num_heads: int = 4,
+        num_encoder_layers: int = 2,
+        num_decoder_layers: int = 2,
+        d_ff: int = 256,
+        dropout: float = 0.1,
+        norm: str = "post",
+        pos_encoding: str = "sinusoidal",
+        activation: str = "relu",
+        max_len: int = 64,
+        tie_embeddings: bool = False,
+        init_seed: int | None = None,
+        lr: float = 1e-3,
+        betas: tuple[float, float] = (0.9, 0.98),
+        weight_decay: float = 0.01,
+        schedule: str = "noam",
+        warmup_steps: int = 400,
+        label_smoothing: float = 0.0,
+    ):
+        super().__init__()
+        if not 0.0 <= label_smoothing < 1.0:
+            raise ValueError(f"label_smoothing must be in [0, 1); got {label_smoothing}")
+        lr_multiplier(schedule, warmup_steps)  # validates the schedule before any training
+        self.save_hyperparameters()
+        self.model = Seq2SeqTransformer(
+            src_vocab_size, tgt_vocab_size, d_model, num_heads, num_encoder_layers,
+            num_decoder_layers, d_ff, dropout, norm, pos_encoding, activation, max_len,
+            tie_embeddings, init_seed,
+        )  # fmt: skip
+        self.metrics = nn.ModuleDict({stage: StageMetrics() for stage in self.EVAL_STAGES})
+        self.validated_at_step = -1  # the global step of the latest real validation
+
+    def forward(self, src: torch.Tensor, tgt_in: torch.Tensor) -> torch.Tensor:
+        return self.model(src, tgt_in)
+
+    # -- training --------------------------------------------------------------------------
+
+    def training_step(self, batch: dict[str, torch.Tensor], batch_idx: int) -> torch.Tensor:
+        logits = self.model(batch["src"], batch["tgt_in"])  # [B, T, V]
+        loss = F.cross_entropy(
+            logits.flatten(0, 1),
+            batch["tgt_out"].flatten(),
+            ignore_index=PAD,
+            label_smoothing=self.hparams.label_smoothing,
+        )
+        self.log("train/loss", loss, prog_bar=True, batch_size=batch["src"].size(0))
+        # one tag for the learning rate (LearningRateMonitor would split it per param group)
+        self.log("train/lr", self.optimizers().param_groups[0]["lr"], batch_size=1)
+        return loss
+
+    def configure_optimizers(self):
+        """AdamW with weight decay on matrices only (not biases, norms' gains), stepped LR."""
+        decay = [p for p in self.parameters() if p.requires_grad and p.dim() >= 2]
+        no_decay = [p for p in self.parameters() if p.requires_grad and p.dim() < 2]
+        optimizer = torch.optim.AdamW(
+            [
+                {"params": decay, "weight_decay": self.hparams.weight_decay},
+                {"params": no_decay, "weight_decay": 0.0},
+            ],
+            lr=self.hparams.lr,
+            betas=tuple(self.hparams.betas),
+        )
+        multiplier = lr_multiplier(self.hparams.schedule, self.hparams.warmup_steps)
+        scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, multiplier)
+        return {
+            "optimizer": optimizer,
+            "lr_scheduler": {"scheduler": scheduler, "interval": "step"},
+        }
+
+    # -- evaluation ------------------------------------------------------------------------
+
+    def _evaluate(self, batch: dict[str, torch.Tensor], stage: str) -> None:
+        src, tgt_out = batch["src"], batch["tgt_out"]
+        logits = self.model(src, batch["tgt_in"])
+        labels = tgt_out.flatten()
+        real = labels != PAD
+        nll = F.cross_entropy(logits.flatten(0, 1), labels, ignore_index=PAD, reduction="sum")
+        predicted = self.model.generate(src, max_new_tokens=tgt_out.size(1))[:, 1:]  # [B, <=T]
+        predicted = F.pad(predicted, (0, tgt_out.size(1) - predicted.size(1)), value=PAD)
+        m = self.metrics[stage]
+        m.nll += nll.detach()
+        m.tokens += real.sum()
+        m.correct_tokens += ((logits.argmax(-1).flatten() == labels) & real).sum()
+        m.correct_seqs += (predicted == tgt_out).all(dim=1).sum()
+        m.seqs += src.size(0)
+
+    def _log_stage(self, stage: str) -> dict[str, float]:
+        values = self.metrics[stage].compute(lambda t: self.trainer.strategy.reduce(t, "sum"))
+        self.metrics[stage].reset()
+        for name, value in values.items():
+            self.log(f"{stage}/{name}", value, sync_dist=False)
+        return values
+
+    def validation_step(self, batch, batch_idx):
+        self._evaluate(batch, "val")
+
+    def on_validation_epoch_end(self):
+        self._log_stage("val")
+        if not self.trainer.sanity_checking:
+            self.validated_at_step = self.global_step
+
+    def test_step(self, batch, batch_idx, dataloader_idx: int = 0):
+        self._evaluate(batch, "test" if dataloader_idx == 0 else "test_long")
+
+    def on_test_epoch_end(self):
+        for stage in ("test", "test_long"):
+            if self.metrics[stage].seqs > 0:
+                self._log_stage(stage)

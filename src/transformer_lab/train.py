@@ -1,0 +1,165 @@
+"""The main job: ``python -m transformer_lab.train [overrides]``.
+
+Composes ``conf/train.yaml``, checks the whole configuration before anything trains,
+fits and tests, and leaves in the run folder: ``.hydra/`` (the config as given),
+``config_resolved.yaml``, TensorBoard events (with an HPARAMS entry carrying the real final
+metrics), ``checkpoints/{last,best}.ckpt`` and ``metrics.json``.
+"""
+
+import hashlib
+import json
+import logging
+import sys
+import time
+from pathlib import Path
+
+import hydra
+import lightning as L
+from hydra.core.hydra_config import HydraConfig
+from omegaconf import DictConfig, OmegaConf
+from rich.console import Console
+from rich.table import Table
+from torch.utils.tensorboard.summary import hparams
+
+from transformer_lab.tokens import detokenize
+
+log = logging.getLogger(__name__)
+HPARAM_METRICS = ("val/loss", "val/seq_acc", "test/loss", "test/seq_acc", "test_long/seq_acc")
+
+
+class ConfigError(ValueError):
+    """A configuration value that cannot work; raised before any training starts."""
+
+
+def run_name(override_dirname: str) -> str:
+    """A sweep job's folder name from its overrides: ``model/norm=pre`` -> ``model.norm=pre``.
+
+    Slashes would nest folders; names past 200 characters keep a readable prefix and a
+    hash of the whole, so distinct jobs never share a folder.
+    """
+    name = override_dirname.replace("/", ".") or "defaults"
+    if len(name) > 200:
+        name = f"{name[:180]}-{hashlib.sha1(name.encode()).hexdigest()[:12]}"
+    return name
+
+
+OmegaConf.register_new_resolver("run_name", run_name, replace=True)
+
+
+def build(cfg: DictConfig):
+    """Instantiate datamodule, module, callbacks, loggers and trainer, or raise ConfigError."""
+    parts = {}
+    for key in ("data", "model"):
+        try:
+            parts[key] = hydra.utils.instantiate(cfg[key], _convert_="all")
+        except ValueError as error:  # the constructors' own checks
+            raise ConfigError(f"{key}: {error}") from None
+        except Exception as error:  # hydra wraps constructor errors in InstantiationException
+            cause = error.__cause__
+            if isinstance(cause, ValueError):
+                raise ConfigError(f"{key}: {cause}") from None
+            raise
+    datamodule, module = parts["data"], parts["model"]
+    if module.hparams.max_len < datamodule.max_seq_len:
+        raise ConfigError(
+            f"model.max_len={module.hparams.max_len} is shorter than the longest sequence of "
+            f"the data incl. BOS/EOS ({datamodule.max_seq_len}); allowed: max_len >= "
+            f"{datamodule.max_seq_len}"
+        )
+    if cfg.ckpt_path is not None and not Path(cfg.ckpt_path).is_file():
+        raise ConfigError(f"ckpt_path={cfg.ckpt_path!r} does not exist; give a checkpoint file")
+    callbacks = [hydra.utils.instantiate(c) for c in (cfg.get("callbacks") or {}).values()]
+    loggers = [hydra.utils.instantiate(c) for c in (cfg.get("logger") or {}).values()]
+    trainer = hydra.utils.instantiate(cfg.trainer, callbacks=callbacks, logger=loggers or False)
+    return datamodule, module, trainer
+
+
+def flat_hparams(cfg: DictConfig) -> dict[str, int | float | str | bool]:
+    """The resolved config as ``{"model.d_model": 64, ...}`` primitives for TensorBoard."""
+    flat = {}
+
+    def walk(node, prefix):
+        for key, value in node.items():
+            if key.startswith("_"):
+                continue
+            if isinstance(value, dict):
+                walk(value, f"{prefix}{key}.")
+            else:
+                is_primitive = isinstance(value, int | float | str | bool)
+                flat[f"{prefix}{key}"] = value if is_primitive else str(value)
+
+    walk(OmegaConf.to_container(cfg, resolve=True), "")
+    return flat
+
+
+def write_hparams(trainer: L.Trainer, params: dict, metrics: dict[str, float]) -> None:
+    """Write the HPARAMS session; the plugin reads each metric's latest logged scalar."""
+    present = {k: metrics[k] for k in HPARAM_METRICS if k in metrics}
+    for logger in trainer.loggers:
+        if isinstance(logger, L.pytorch.loggers.TensorBoardLogger):
+            writer = logger.experiment._get_file_writer()
+            for summary in hparams(params, present):
+                writer.add_summary(summary)
+            logger.experiment.flush()
+
+
+def summarize(module, datamodule, metrics: dict[str, float], n_samples: int) -> None:
+    console = Console()
+    table = Table(title="test metrics")
+    table.add_column("metric")
+    table.add_column("value", justify="right")
+    for key in sorted(k for k in metrics if k.startswith("test")):
+        table.add_row(key, f"{metrics[key]:.4f}")
+    console.print(table)
+    if n_samples <= 0:
+        return
+    batch = datamodule.sample("test", n_samples)
+    predicted = module.model.generate(batch["src"].to(module.device), batch["tgt_out"].size(1))
+    samples = Table(title="sample generations (test split)")
+    for column in ("source", "target", "prediction"):
+        samples.add_column(column)
+    for src, tgt, pred in zip(batch["src"], batch["tgt_out"], predicted[:, 1:], strict=True):
+        samples.add_row(*(detokenize(t.tolist()) for t in (src, tgt, pred)))
+    console.print(samples)
+
+
+def train(cfg: DictConfig) -> dict[str, float]:
+    output_dir = Path(HydraConfig.get().runtime.output_dir)
+    L.seed_everything(cfg.seed, workers=True)
+    datamodule, module, trainer = build(cfg)
+    (output_dir / "config_resolved.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))
+    log.info("outputs: %s", output_dir.resolve())
+    log.info("tensorboard: tensorboard --logdir %s", output_dir.resolve())
+
+    start = time.perf_counter()
+    trainer.fit(module, datamodule=datamodule, ckpt_path=cfg.ckpt_path)
+    train_seconds = time.perf_counter() - start
+    if module.validated_at_step != trainer.global_step:  # the curves end on a validation
+        trainer.validate(module, datamodule=datamodule, verbose=False)
+    metrics = {k: float(v) for k, v in trainer.callback_metrics.items() if k.startswith("val/")}
+    trainer.test(module, datamodule=datamodule, verbose=False)
+    metrics |= {k: float(v) for k, v in trainer.callback_metrics.items() if k.startswith("test")}
+
+    if trainer.is_global_zero:
+        record = dict(sorted(metrics.items()))
+        record |= {"global_step": trainer.global_step, "train_seconds": round(train_seconds, 1)}
+        (output_dir / "metrics.json").write_text(json.dumps(record, indent=2) + "\n")
+        write_hparams(trainer, flat_hparams(cfg), metrics)
+        summarize(module, datamodule, metrics, cfg.samples)
+        log.info("metrics: %s", output_dir.resolve() / "metrics.json")
+    return metrics
+
+
+@hydra.main(version_base="1.3", config_path="../../conf", config_name="train")
+def main(cfg: DictConfig) -> float | None:
+    try:
+        metrics = train(cfg)
+    except ConfigError as error:
+        log.error("configuration error: %s", error)
+        print(f"error: {error}", file=sys.stderr)
+        sys.exit(2)
+    return metrics.get("val/seq_acc")
+
+
+if __name__ == "__main__":
+    main()

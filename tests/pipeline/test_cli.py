@@ -1,0 +1,85 @@
+"""The command line as a user runs it: a real two-job multirun in a subprocess."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+from tensorboard.plugins.hparams.plugin_data_pb2 import HParamsPluginData
+
+TINY = [
+    "data.train_size=256",
+    "data.val_size=32",
+    "data.test_size=32",
+    "data.batch_size=32",
+    "model.d_model=32",
+    "model.d_ff=64",
+    "model.num_heads=2",
+    "trainer.max_steps=8",
+    "trainer.val_check_interval=4",
+    "trainer.log_every_n_steps=2",
+    "trainer.accelerator=cpu",
+]
+
+
+def run_cli(tmp_path, *overrides, timeout=240):
+    command = [sys.executable, "-m", "transformer_lab.train", *overrides,
+               f"paths.outputs_root={tmp_path / 'outputs'}"]  # fmt: skip
+    return subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=timeout)
+
+
+def hparams_of(run_dir):
+    events = EventAccumulator(str(run_dir))
+    events.Reload()
+    content = events.PluginTagToContent("hparams")
+    data = {tag: HParamsPluginData.FromString(raw) for tag, raw in content.items()}
+    experiment = next(d.experiment for d in data.values() if d.HasField("experiment"))
+    session = next(d.session_start_info for d in data.values() if d.HasField("session_start_info"))
+    return events, experiment, session
+
+
+@pytest.mark.slow
+def test_multirun_makes_one_folder_per_job_named_by_its_overrides(tmp_path):
+    result = run_cli(tmp_path, "-m", "model/norm=pre,post", *TINY)
+    assert result.returncode == 0, result.stderr[-3000:]
+    (sweep,) = (tmp_path / "outputs" / "multirun").iterdir()
+    runs = sorted(p for p in sweep.iterdir() if p.is_dir())
+    assert [("model.norm=post" in r.name, "model.norm=pre" in r.name) for r in runs] == [
+        (True, False),
+        (False, True),
+    ]
+    for run, norm in zip(runs, ["post", "pre"], strict=True):
+        assert (run / ".hydra" / "overrides.yaml").is_file()
+        assert f"norm: {norm}" in (run / "config_resolved.yaml").read_text()
+        assert (run / "checkpoints" / "last.ckpt").is_file()
+        metrics = json.loads((run / "metrics.json").read_text())
+        assert metrics["global_step"] == 8
+        assert 0.0 <= metrics["test/seq_acc"] <= 1.0
+
+        events, experiment, session = hparams_of(run)
+        assert {"val/loss", "train/loss", "train/lr", "test/seq_acc"} <= set(
+            events.Tags()["scalars"]
+        )
+        assert {m.name.tag for m in experiment.metric_infos} >= {
+            "val/loss",
+            "val/seq_acc",
+            "test/seq_acc",
+        }
+        assert session.hparams["model.norm"].string_value == norm
+        assert session.hparams["model.d_model"].number_value == 32
+        # the HPARAMS tab reads each metric's latest scalar: the real final value
+        last_val_loss = events.Scalars("val/loss")[-1].value
+        assert last_val_loss == pytest.approx(metrics["val/loss"], rel=1e-6)
+
+
+@pytest.mark.slow
+def test_single_run_prints_where_outputs_go_and_ends_with_metrics_and_samples(tmp_path):
+    result = run_cli(tmp_path, *TINY)
+    assert result.returncode == 0, result.stderr[-3000:]
+    out = result.stdout + result.stderr
+    (run,) = (tmp_path / "outputs" / "runs").iterdir()
+    assert "tensorboard --logdir" in out
+    assert str(run.resolve()) in out
+    assert "test/seq_acc" in out
+    assert "sample generations" in out

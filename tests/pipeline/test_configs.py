@@ -1,0 +1,50 @@
+"""Every option of every config group composes and instantiates."""
+
+from pathlib import Path
+
+import pytest
+
+from transformer_lab.model import Seq2SeqTransformer
+from transformer_lab.train import build
+
+CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
+
+
+def options(group: str) -> list[str]:
+    return sorted(p.stem for p in (CONF_DIR / group).glob("*.yaml"))
+
+
+@pytest.mark.parametrize(
+    "override",
+    [f"data={o}" for o in options("data")]
+    + [f"model/norm={o}" for o in options("model/norm")]
+    + [f"model/pos_encoding={o}" for o in options("model/pos_encoding")]
+    + [f"model/ffn={o}" for o in options("model/ffn")]
+    + [f"trainer={o}" for o in options("trainer") if o != "gpu"],
+)
+def test_every_group_option_builds_datamodule_module_and_trainer(compose_train, override):
+    cfg = compose_train([override])
+    datamodule, module, trainer = build(cfg)
+    assert isinstance(module.model, Seq2SeqTransformer)
+    assert module.hparams.max_len >= datamodule.max_seq_len
+    assert trainer.max_steps == cfg.trainer.max_steps
+
+
+def test_group_options_reach_the_model(compose_train):
+    cfg = compose_train(["model/norm=pre", "model/pos_encoding=rotary", "model/ffn=swiglu"])
+    _, module, _ = build(cfg)
+    assert (module.hparams.norm, module.hparams.pos_encoding, module.hparams.activation) == (
+        "pre",
+        "rotary",
+        "swiglu",
+    )
+
+
+def test_gpu_trainer_config_asks_for_bf16_on_gpu(compose_train):
+    cfg = compose_train(["trainer=gpu"])
+    assert cfg.trainer.accelerator == "gpu"
+    assert cfg.trainer.precision == "bf16-mixed"
+
+
+def test_the_three_tasks_are_the_data_options():
+    assert options("data") == ["copy", "reverse", "sort"]
