@@ -62,6 +62,7 @@ class Seq2SeqLitModule(L.LightningModule):
         d_ff: int = 256,
         dropout: float = 0.1,
         norm: str = "post",
+        norm_type: str = "layernorm",
         pos_encoding: str = "sinusoidal",
         activation: str = "relu",
         max_len: int = 64,
@@ -82,7 +83,7 @@ class Seq2SeqLitModule(L.LightningModule):
         self.model = Seq2SeqTransformer(
             src_vocab_size, tgt_vocab_size, d_model, num_heads, num_encoder_layers,
             num_decoder_layers, d_ff, dropout, norm, pos_encoding, activation, max_len,
-            tie_embeddings, init_seed,
+            tie_embeddings, init_seed, norm_type,
         )  # fmt: skip
         self.metrics = nn.ModuleDict({stage: StageMetrics() for stage in self.EVAL_STAGES})
         self.validated_at_step = -1  # the global step of the latest real validation

@@ -10,7 +10,7 @@ import torch
 from transformer_lab.model import Seq2SeqTransformer
 from transformer_lab.tokens import BOS, PAD
 
-NORMS = ("post", "pre")
+NORMS = ("post", "pre", "sandwich", "deepnorm")
 POS_ENCODINGS = ("sinusoidal", "learned", "rotary", "alibi", "none")
 
 SRC_VOCAB = 13

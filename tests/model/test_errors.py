@@ -94,7 +94,8 @@ def test_an_all_padding_source_row_is_rejected_by_forward_encode_and_generate():
 @pytest.mark.parametrize(
     ("setting", "value", "allowed"),
     [
-        ("norm", "sandwich", "post, pre"),
+        ("norm", "peri", "post, pre, sandwich, deepnorm"),
+        ("norm_type", "batchnorm", "layernorm, rmsnorm"),
         ("pos_encoding", "relative", "sinusoidal, learned, rotary, alibi, none"),
         ("activation", "tanh", "relu, gelu, swiglu"),
     ],

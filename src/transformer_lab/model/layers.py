@@ -55,12 +55,15 @@ class FeedForward(nn.Module):
 class EncoderLayer(nn.Module):
     """Bidirectional self-attention over the source, then the FFN."""
 
-    def __init__(self, d_model, num_heads, d_ff, dropout, norm, activation):
+    def __init__(
+        self, d_model, num_heads, d_ff, dropout, norm, activation, norm_type="layernorm", alpha=1.0
+    ):
         super().__init__()
+        residual = (d_model, dropout, norm, norm_type, alpha)
         self.self_attn = MultiHeadAttention(d_model, num_heads, dropout)
-        self.self_attn_residual = Residual(d_model, dropout, norm)
+        self.self_attn_residual = Residual(*residual)
         self.ffn = FeedForward(d_model, d_ff, dropout, activation)
-        self.ffn_residual = Residual(d_model, dropout, norm)
+        self.ffn_residual = Residual(*residual)
 
     def forward(self, x, mask, rotation=None, need_weights=False):
         """``x [B, S, D]`` -> ``([B, S, D], self-attention weights or None)``."""
@@ -74,14 +77,17 @@ class EncoderLayer(nn.Module):
 class DecoderLayer(nn.Module):
     """Causal self-attention over the target prefix, cross-attention over the memory, FFN."""
 
-    def __init__(self, d_model, num_heads, d_ff, dropout, norm, activation):
+    def __init__(
+        self, d_model, num_heads, d_ff, dropout, norm, activation, norm_type="layernorm", alpha=1.0
+    ):
         super().__init__()
+        residual = (d_model, dropout, norm, norm_type, alpha)
         self.self_attn = MultiHeadAttention(d_model, num_heads, dropout)
-        self.self_attn_residual = Residual(d_model, dropout, norm)
+        self.self_attn_residual = Residual(*residual)
         self.cross_attn = MultiHeadAttention(d_model, num_heads, dropout, cross=True)
-        self.cross_attn_residual = Residual(d_model, dropout, norm)
+        self.cross_attn_residual = Residual(*residual)
         self.ffn = FeedForward(d_model, d_ff, dropout, activation)
-        self.ffn_residual = Residual(d_model, dropout, norm)
+        self.ffn_residual = Residual(*residual)
 
     def forward(
         self,

@@ -1,10 +1,20 @@
-"""Where the LayerNorm sits around a residual sublayer: the post-norm / pre-norm switch.
+"""Where the norm sits around a residual sublayer: the norm-placement switch.
 
-- ``post`` (Vaswani et al., 2017): ``LayerNorm(x + Dropout(F(x)))``.
-- ``pre`` (Xiong et al., 2020; fairseq ``normalize_before``): ``x + Dropout(F(LayerNorm(x)))``;
-  the stack then ends with one final LayerNorm (see :func:`final_norm`), since its
-  residual stream is never normalised otherwise. Post-norm stacks get none, unlike
+- ``post`` (Vaswani et al., 2017): ``Norm(x + Dropout(F(x)))``.
+- ``pre`` (Xiong et al., 2020; fairseq ``normalize_before``): ``x + Dropout(F(Norm(x)))``;
+  the stack then ends with one final norm (see :func:`final_norm`), since its residual
+  stream is never normalised otherwise. Post-norm stacks get none, unlike
   ``torch.nn.Transformer``, which always appends one.
+- ``sandwich`` (Ding et al., 2021, CogView): ``x + Dropout(Norm(F(Norm(x))))``: pre-norm
+  whose branch output is normalised too, so no branch can blow up the residual stream.
+  It keeps pre-norm's final stack norm.
+- ``deepnorm`` (Wang et al., 2022, DeepNet): ``Norm(alpha * x + Dropout(F(x)))``: post-norm
+  with the residual up-weighted by ``alpha`` and the branches' value/output/FFN weights
+  initialised smaller by ``beta`` (:func:`deepnorm_scales`, applied by
+  :func:`~transformer_lab.model.init.scale_residual_branches`). No final stack norm.
+
+``norm_type`` picks the norm itself: ``layernorm`` (centre and scale, gain and bias) or
+``rmsnorm`` (Zhang & Sennrich, 2019: scale by the root mean square only, gain only).
 
 A layer calls :meth:`Residual.inner` on the sublayer's input and :meth:`Residual.outer`
 to merge the sublayer's output back, so one class owns the whole placement.
@@ -13,35 +23,80 @@ to merge the sublayer's output back, so one class owns the whole placement.
 import torch
 from torch import nn
 
-NORM_PLACEMENTS = ("post", "pre")
+NORM_PLACEMENTS = ("post", "pre", "sandwich", "deepnorm")
+NORM_TYPES = ("layernorm", "rmsnorm")
+_NORMALIZED_BEFORE = ("pre", "sandwich")  # the sublayer reads a normalised input
 
 
-def check_norm(norm: str) -> None:
+def check_norm(norm: str, norm_type: str = "layernorm") -> None:
     if norm not in NORM_PLACEMENTS:
         raise ValueError(f"unknown norm={norm!r}; allowed: {', '.join(NORM_PLACEMENTS)}")
+    if norm_type not in NORM_TYPES:
+        raise ValueError(f"unknown norm_type={norm_type!r}; allowed: {', '.join(NORM_TYPES)}")
+
+
+def make_norm(d_model: int, norm_type: str) -> nn.Module:
+    """A LayerNorm or an RMSNorm over the last dimension, both with eps 1e-5."""
+    if norm_type == "rmsnorm":
+        return nn.RMSNorm(d_model, eps=1e-5)
+    return nn.LayerNorm(d_model)
+
+
+def deepnorm_scales(
+    norm: str, num_encoder_layers: int, num_decoder_layers: int
+) -> tuple[tuple[float, float], tuple[float, float]]:
+    """``((alpha, beta) of the encoder, (alpha, beta) of the decoder)``; 1s but for deepnorm.
+
+    DeepNet's encoder-decoder constants for N encoder and M decoder layers (Wang et al.,
+    2022, Table 1): encoder ``alpha = 0.81 (N^4 M)^(1/16)``, ``beta = 0.87 (N^4 M)^(-1/16)``;
+    decoder ``alpha = (3M)^(1/4)``, ``beta = (12M)^(-1/4)``.
+    """
+    if norm != "deepnorm":
+        return (1.0, 1.0), (1.0, 1.0)
+    n, m = num_encoder_layers, num_decoder_layers
+    encoder = (0.81 * (n**4 * m) ** (1 / 16), 0.87 * (n**4 * m) ** (-1 / 16))
+    decoder = ((3 * m) ** (1 / 4), (12 * m) ** (-1 / 4))
+    return encoder, decoder
 
 
 class Residual(nn.Module):
-    """One sublayer's residual connection, its dropout and its LayerNorm placement."""
+    """One sublayer's residual connection, its dropout and its norm placement.
 
-    def __init__(self, d_model: int, dropout: float, norm: str):
+    ``alpha`` scales the residual stream before the branch is added (deepnorm's constant;
+    1 for the other placements).
+    """
+
+    def __init__(
+        self,
+        d_model: int,
+        dropout: float,
+        norm: str,
+        norm_type: str = "layernorm",
+        alpha: float = 1.0,
+    ):
         super().__init__()
-        check_norm(norm)
-        self.pre = norm == "pre"
-        self.norm = nn.LayerNorm(d_model)
+        check_norm(norm, norm_type)
+        self.before = norm in _NORMALIZED_BEFORE
+        self.alpha = alpha
+        self.norm = make_norm(d_model, norm_type)
+        self.branch_norm = make_norm(d_model, norm_type) if norm == "sandwich" else None
         self.dropout = nn.Dropout(dropout)
 
     def inner(self, x: torch.Tensor) -> torch.Tensor:
         """The sublayer's input."""
-        return self.norm(x) if self.pre else x
+        return self.norm(x) if self.before else x
 
     def outer(self, x: torch.Tensor, sublayer_out: torch.Tensor) -> torch.Tensor:
         """The residual stream after the sublayer."""
+        if self.branch_norm is not None:
+            sublayer_out = self.branch_norm(sublayer_out)
+        if self.alpha != 1.0:
+            x = self.alpha * x
         y = x + self.dropout(sublayer_out)
-        return y if self.pre else self.norm(y)
+        return y if self.before else self.norm(y)
 
 
-def final_norm(d_model: int, norm: str) -> nn.Module:
-    """The LayerNorm that closes a stack: only pre-norm needs one."""
-    check_norm(norm)
-    return nn.LayerNorm(d_model) if norm == "pre" else nn.Identity()
+def final_norm(d_model: int, norm: str, norm_type: str = "layernorm") -> nn.Module:
+    """The norm that closes a stack: only the placements that normalise before need one."""
+    check_norm(norm, norm_type)
+    return make_norm(d_model, norm_type) if norm in _NORMALIZED_BEFORE else nn.Identity()

@@ -1,8 +1,9 @@
 """The encoder-decoder Transformer of Vaswani et al. (2017), with its choices made explicit.
 
-``norm`` places the LayerNorms (:mod:`.residual`), ``pos_encoding`` picks how positions
-enter (:mod:`.positional`), ``activation`` picks the FFN (:mod:`.layers`). The model
-returns logits; the softmax belongs to the loss or the decoder's search.
+``norm`` places the norms and ``norm_type`` picks them (:mod:`.residual`),
+``pos_encoding`` picks how positions enter (:mod:`.positional`), ``activation`` picks the
+FFN (:mod:`.layers`). The model returns logits; the softmax belongs to the loss or the
+decoder's search.
 """
 
 import math
@@ -13,10 +14,10 @@ from torch import nn
 
 from transformer_lab.model import masks
 from transformer_lab.model.attention import KVCache
-from transformer_lab.model.init import initialize
+from transformer_lab.model.init import initialize, scale_residual_branches
 from transformer_lab.model.layers import DecoderLayer, EncoderLayer
 from transformer_lab.model.positional import PositionalEncoding, build_positional_encoding
-from transformer_lab.model.residual import final_norm
+from transformer_lab.model.residual import deepnorm_scales, final_norm
 from transformer_lab.tokens import BOS, EOS, PAD
 
 
@@ -73,6 +74,7 @@ class Seq2SeqTransformer(nn.Module):
         max_len: int = 512,
         tie_embeddings: bool = False,
         init_seed: int | None = None,
+        norm_type: str = "layernorm",
     ):
         super().__init__()
         _check_sizes(
@@ -95,19 +97,24 @@ class Seq2SeqTransformer(nn.Module):
         self.src_pos = build_positional_encoding(pos_encoding, d_model, num_heads, max_len)
         self.tgt_pos = build_positional_encoding(pos_encoding, d_model, num_heads, max_len)
         self.embed_dropout = nn.Dropout(dropout)
-        layer_args = (d_model, num_heads, d_ff, dropout, norm, activation)
+        layer_args = (d_model, num_heads, d_ff, dropout, norm, activation, norm_type)
+        (enc_alpha, enc_beta), (dec_alpha, dec_beta) = deepnorm_scales(
+            norm, num_encoder_layers, num_decoder_layers
+        )
         self.encoder_layers = nn.ModuleList(
-            EncoderLayer(*layer_args) for _ in range(num_encoder_layers)
+            EncoderLayer(*layer_args, enc_alpha) for _ in range(num_encoder_layers)
         )
-        self.encoder_norm = final_norm(d_model, norm)
+        self.encoder_norm = final_norm(d_model, norm, norm_type)
         self.decoder_layers = nn.ModuleList(
-            DecoderLayer(*layer_args) for _ in range(num_decoder_layers)
+            DecoderLayer(*layer_args, dec_alpha) for _ in range(num_decoder_layers)
         )
-        self.decoder_norm = final_norm(d_model, norm)
+        self.decoder_norm = final_norm(d_model, norm, norm_type)
         self.output = nn.Linear(d_model, tgt_vocab_size)
         if tie_embeddings:
             self.output.weight = self.tgt_embed.weight
         initialize(self, d_model, init_seed)
+        scale_residual_branches(self.encoder_layers, enc_beta)
+        scale_residual_branches(self.decoder_layers, dec_beta)
 
     # -- embeddings ----------------------------------------------------------------------
 
