@@ -3,9 +3,17 @@
 import pytest
 import torch
 
+from transformer_lab.model.decoding import beam_search, sample
 from transformer_lab.tokens import BOS, EOS, PAD
 
 MAX_NEW = 8
+SEARCHES = {  # name -> (tokens a step keeps, (model, src, use_cache) -> tokens)
+    "greedy": (1, lambda m, s, c: m.generate(s, MAX_NEW, use_cache=c)),
+    "beam1": (1, lambda m, s, c: beam_search(m, s, 1, MAX_NEW, use_cache=c)),
+    "beam3": (3, lambda m, s, c: beam_search(m, s, 3, MAX_NEW, use_cache=c)),
+    "beam3-penalty": (3, lambda m, s, c: beam_search(m, s, 3, MAX_NEW, 1.0, use_cache=c)),
+    "sample": (1, lambda m, s, c: sample(m, s, MAX_NEW, 0.7, top_k=4, seed=0, use_cache=c)),
+}
 
 
 def generation_source() -> torch.Tensor:
@@ -21,19 +29,20 @@ def blocked_specials(logits: torch.Tensor) -> torch.Tensor:
     return logits
 
 
-def bias_eos_to_split_the_batch(model, src: torch.Tensor) -> None:
-    """Raise the output bias of EOS so that exactly 3 of the 6 rows pick EOS at step 1.
+def bias_eos_to_split_the_batch(model, src: torch.Tensor, rank: int = 1) -> None:
+    """Raise the output bias of EOS so that it ranks in the top ``rank`` tokens at step 1
+    in exactly 3 of the 6 rows (``rank=1``: exactly 3 rows pick EOS at step 1).
 
-    Each row's margin (best other token minus EOS at the first step) is measured; the
-    bias is set halfway between the 3rd and 4th smallest margins, so rows finish at
-    different steps whatever the random weights are.
+    Each row's margin (the ``rank``-th best other token minus EOS at the first step) is
+    measured; the bias is set halfway between the 3rd and 4th smallest margins, so rows
+    finish at different steps whatever the random weights are.
     """
     with torch.no_grad():
         first = model.decode(torch.full((src.size(0), 1), BOS), model.encode(src), src)[:, -1]
         first = blocked_specials(first)
         others = first.clone()
         others[:, EOS] = float("-inf")
-        margins = (others.max(-1).values - first[:, EOS]).sort().values
+        margins = (others.topk(rank).values[:, -1] - first[:, EOS]).sort().values
         model.output.bias[EOS] += (margins[2] + margins[3]) / 2
 
 
@@ -54,11 +63,37 @@ def test_generate_with_and_without_cache_gives_identical_tokens(make_model, norm
     assert torch.equal(cached, recomputed)
 
 
-def test_generated_rows_start_with_bos_and_have_only_pad_after_eos(make_model, norm, pos_encoding):
+@pytest.mark.parametrize("search", [s for s in SEARCHES if s != "greedy"])  # greedy: above
+def test_beam_search_and_sampling_with_and_without_cache_give_identical_tokens(
+    make_model, norm, pos_encoding, search
+):
+    model = make_model(norm, pos_encoding)
+    src = generation_source()
+    rank, decode = SEARCHES[search]
+    bias_eos_to_split_the_batch(model, src, rank)  # half the rows may finish at step 1
+    cached = decode(model, src, True)
+    if rank == 1:  # (a wider beam may still prefer a longer answer in every row)
+        assert len(set(finish_steps(cached))) > 1  # rows end at different steps
+    assert torch.equal(cached, decode(model, src, False))
+
+
+def test_beam_size_1_equals_greedy_exactly(make_model, norm, pos_encoding):
     model = make_model(norm, pos_encoding)
     src = generation_source()
     bias_eos_to_split_the_batch(model, src)
-    out = model.generate(src, max_new_tokens=MAX_NEW)
+    greedy = model.generate(src, max_new_tokens=MAX_NEW)
+    assert torch.equal(beam_search(model, src, beam_size=1, max_new_tokens=MAX_NEW), greedy)
+
+
+@pytest.mark.parametrize("search", SEARCHES)
+def test_generated_rows_start_with_bos_and_have_only_pad_after_eos(
+    make_model, norm, pos_encoding, search
+):
+    model = make_model(norm, pos_encoding)
+    src = generation_source()
+    rank, decode = SEARCHES[search]
+    bias_eos_to_split_the_batch(model, src, rank)
+    out = decode(model, src, True)
     assert out.dtype == torch.long
     assert out.size(0) == src.size(0) and 2 <= out.size(1) <= 1 + MAX_NEW
     assert (out[:, 0] == BOS).all()

@@ -12,13 +12,13 @@ from dataclasses import dataclass, field
 import torch
 from torch import nn
 
-from transformer_lab.model import masks
+from transformer_lab.model import decoding, masks
 from transformer_lab.model.attention import KVCache
 from transformer_lab.model.init import initialize, scale_residual_branches
 from transformer_lab.model.layers import DecoderLayer, EncoderLayer
 from transformer_lab.model.positional import PositionalEncoding, build_positional_encoding
 from transformer_lab.model.residual import deepnorm_scales, final_norm
-from transformer_lab.tokens import BOS, EOS, PAD
+from transformer_lab.tokens import PAD
 
 
 @dataclass
@@ -216,7 +216,6 @@ class Seq2SeqTransformer(nn.Module):
         n = len(self.decoder_layers)
         return DecoderCache([KVCache() for _ in range(n)], [KVCache() for _ in range(n)])
 
-    @torch.no_grad()
     def generate(
         self, src: torch.Tensor, max_new_tokens: int = 32, use_cache: bool = True
     ) -> torch.Tensor:
@@ -224,31 +223,10 @@ class Seq2SeqTransformer(nn.Module):
 
         Each row stops at its EOS (kept) or at the limit; finished rows are padded with
         PAD while others go on, and the loop ends when every row has finished. PAD and BOS
-        are never emitted. Runs in eval mode and restores the caller's mode.
+        are never emitted. Runs in eval mode and restores the caller's mode. Sampling and
+        beam search live beside it in :mod:`.decoding`.
         """
-        if max_new_tokens < 1:
-            raise ValueError(f"max_new_tokens must be >= 1; got {max_new_tokens}")
-        # the last generated token is never fed back, so the decoder sees <= max_new_tokens
-        self._positions(0, max_new_tokens, "generation (BOS + max_new_tokens - 1)", src.device)
-        was_training = self.training
-        self.eval()
-        try:
-            memory = self.encode(src)
-            out = torch.full((src.size(0), 1), BOS, dtype=torch.long, device=src.device)
-            finished = torch.zeros(src.size(0), dtype=torch.bool, device=src.device)
-            cache = self.new_cache() if use_cache else None
-            for _ in range(max_new_tokens):
-                step_in = out[:, -1:] if use_cache else out
-                logits = self.decode(step_in, memory, src, cache=cache)[:, -1]  # [B, V]
-                logits[:, [PAD, BOS]] = float("-inf")
-                token = logits.argmax(-1).masked_fill(finished, PAD)
-                out = torch.cat((out, token[:, None]), dim=1)
-                finished |= token == EOS
-                if bool(finished.all()):
-                    break
-            return out
-        finally:
-            self.train(was_training)
+        return decoding.greedy(self, src, max_new_tokens, use_cache)
 
 
 def _check_sizes(**sizes: int) -> None:

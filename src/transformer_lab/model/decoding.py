@@ -1,0 +1,213 @@
+"""Turning a trained model into token sequences: greedy, sampling and beam search.
+
+Every search starts from BOS, never emits PAD or BOS, ends a row at its EOS (kept) or at
+``max_new_tokens``, and returns ``[B, <= 1 + max_new_tokens]`` token ids with PAD after
+EOS -- the format of :meth:`Seq2SeqTransformer.generate`, which is :func:`greedy`.
+
+With ``use_cache`` a step feeds only the newest token and reuses the decoder cache
+(self-attention K/V per layer, the memory's cross-attention K/V computed once, absolute
+positions carried on); without it every step recomputes the whole prefix. The two give
+the same tokens (tested for every norm and positional encoding); the second exists to
+prove the first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+import torch
+
+from transformer_lab.tokens import BOS, EOS, PAD
+
+if TYPE_CHECKING:
+    from transformer_lab.model.transformer import DecoderCache, Seq2SeqTransformer
+
+
+@contextmanager
+def _decoding(model: Seq2SeqTransformer, src: torch.Tensor, max_new_tokens: int) -> Iterator:
+    """Check the length, then decode without gradients in eval mode; restore the mode."""
+    if max_new_tokens < 1:
+        raise ValueError(f"max_new_tokens must be >= 1; got {max_new_tokens}")
+    # the last generated token is never fed back, so the decoder sees <= max_new_tokens
+    model._positions(0, max_new_tokens, "generation (BOS + max_new_tokens - 1)", src.device)
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.no_grad():
+            yield
+    finally:
+        model.train(was_training)
+
+
+def _next_logits(
+    model: Seq2SeqTransformer,
+    tokens: torch.Tensor,
+    memory: torch.Tensor,
+    src: torch.Tensor,
+    cache: DecoderCache | None,
+) -> torch.Tensor:
+    """Logits ``[N, V]`` of the token after ``tokens [N, t]``, with PAD and BOS ruled out."""
+    step_in = tokens if cache is None else tokens[:, -1:]  # the cache holds the rest
+    logits = model.decode(step_in, memory, src, cache=cache)[:, -1]
+    logits[:, [PAD, BOS]] = float("-inf")
+    return logits
+
+
+def _token_by_token(
+    model: Seq2SeqTransformer,
+    src: torch.Tensor,
+    max_new_tokens: int,
+    use_cache: bool,
+    choose: Callable[[torch.Tensor], torch.Tensor],
+) -> torch.Tensor:
+    """Extend each row by ``choose(logits [B, V]) -> [B]`` until every row has ended.
+
+    Finished rows are padded with PAD while the others go on.
+    """
+    with _decoding(model, src, max_new_tokens):
+        memory = model.encode(src)  # [B, S, D]
+        out = torch.full((src.size(0), 1), BOS, dtype=torch.long, device=src.device)
+        finished = torch.zeros(src.size(0), dtype=torch.bool, device=src.device)
+        cache = model.new_cache() if use_cache else None
+        for _ in range(max_new_tokens):
+            token = choose(_next_logits(model, out, memory, src, cache))  # [B]
+            token = token.masked_fill(finished, PAD)
+            out = torch.cat((out, token[:, None]), dim=1)
+            finished |= token == EOS
+            if bool(finished.all()):
+                break
+        return out
+
+
+def greedy(
+    model: Seq2SeqTransformer, src: torch.Tensor, max_new_tokens: int = 32, use_cache: bool = True
+) -> torch.Tensor:
+    """The most likely token at every step."""
+    return _token_by_token(model, src, max_new_tokens, use_cache, lambda logits: logits.argmax(-1))
+
+
+def sample(
+    model: Seq2SeqTransformer,
+    src: torch.Tensor,
+    max_new_tokens: int = 32,
+    temperature: float = 1.0,
+    top_k: int = 0,
+    seed: int | None = None,
+    use_cache: bool = True,
+) -> torch.Tensor:
+    """Draw every token from ``softmax(logits / temperature)`` over the ``top_k`` best.
+
+    ``top_k=0`` keeps every token and ``top_k=1`` is greedy; a temperature below 1
+    sharpens the distribution, above 1 flattens it. With a ``seed`` the draws come from a
+    generator of their own, so the same seed gives the same samples whatever else used
+    the global RNG; ``seed=None`` draws from the global RNG.
+    """
+    if not temperature > 0:
+        raise ValueError(
+            f"temperature must be > 0; got {temperature} (for the most likely token use "
+            "greedy decoding or top_k=1)"
+        )
+    if top_k < 0:
+        raise ValueError(f"top_k must be >= 0 (0 keeps every token); got {top_k}")
+    generator = None if seed is None else torch.Generator(src.device).manual_seed(seed)
+
+    def choose(logits: torch.Tensor) -> torch.Tensor:
+        logits = logits / temperature  # [B, V]
+        if top_k:
+            kth = logits.topk(min(top_k, logits.size(-1)), dim=-1).values[:, -1:]  # [B, 1]
+            logits = logits.masked_fill(logits < kth, float("-inf"))
+        return torch.multinomial(logits.softmax(-1), 1, generator=generator).squeeze(1)
+
+    return _token_by_token(model, src, max_new_tokens, use_cache, choose)
+
+
+def _length_penalty(length: int, alpha: float) -> float:
+    """GNMT's ``((5 + length) / 6) ** alpha`` (Wu et al., 2016)."""
+    return ((5 + length) / 6) ** alpha
+
+
+def beam_search(
+    model: Seq2SeqTransformer,
+    src: torch.Tensor,
+    beam_size: int = 4,
+    max_new_tokens: int = 32,
+    length_penalty: float = 0.0,
+    use_cache: bool = True,
+) -> torch.Tensor:
+    """The best hypothesis per source of a ``beam_size``-wide search, for a batch at once.
+
+    A hypothesis of ``n`` generated tokens (EOS included) and log-probability ``s`` scores
+    ``s / ((5 + n) / 6) ** length_penalty`` (GNMT's length penalty, Wu et al. 2016):
+    ``0`` ranks by ``s`` alone, which favours short outputs; larger values favour longer
+    ones (GNMT used 0.6 to 1).
+
+    Each step extends each of a source's ``beam_size`` live hypotheses by every token and
+    ranks the candidates. An EOS candidate among the top ``beam_size`` is finished: it is
+    kept aside (the best finished one per source) and its beam slot goes to the next
+    candidate, so the beam always holds ``beam_size`` live hypotheses. The search ends
+    when no live hypothesis of any source can still beat that source's best finished one
+    (log-probabilities only fall), or at ``max_new_tokens``, where a live hypothesis
+    competes unfinished. The decoder cache is reordered to follow the surviving
+    hypotheses. With ``length_penalty=0``, ``beam_size=1`` is greedy decoding exactly.
+    """
+    vocab = model.output.out_features
+    if not 1 <= beam_size <= vocab - 3:
+        raise ValueError(
+            f"beam_size must be between 1 and {vocab - 3} (the tokens a hypothesis can "
+            f"continue with: the {vocab}-token target vocabulary less PAD, BOS, EOS); "
+            f"got {beam_size}"
+        )
+    if not length_penalty >= 0:
+        raise ValueError(
+            f"length_penalty must be >= 0 (0 ranks by log-probability alone; larger values "
+            f"favour longer outputs); got {length_penalty}"
+        )
+    batch, k = src.size(0), beam_size
+    with _decoding(model, src, max_new_tokens):
+        device = src.device
+        # a source's K beams are adjacent rows; its memory is encoded once and copied
+        memory = model.encode(src).repeat_interleave(k, dim=0)  # [B*K, S, D]
+        src = src.repeat_interleave(k, dim=0)  # [B*K, S]
+        first = torch.arange(batch, device=device)[:, None] * k  # [B, 1] each source's row 0
+        out = torch.full((batch * k, 1), BOS, dtype=torch.long, device=device)  # [B*K, t]
+        scores = torch.full((batch, k), float("-inf"), dtype=memory.dtype, device=device)
+        scores[:, 0] = 0.0  # [B, K] log-probs; every beam starts as the same BOS: expand one
+        best = torch.full((batch, 1 + max_new_tokens), PAD, dtype=torch.long, device=device)
+        best_score = torch.full((batch,), float("-inf"), dtype=memory.dtype, device=device)
+        cache = model.new_cache() if use_cache else None
+        # a live hypothesis ends with a log-probability <= its score now (<= 0) and with at
+        # most max_new_tokens tokens, so it can score at most score / reach in the end
+        reach = _length_penalty(max_new_tokens, length_penalty)
+        for step in range(max_new_tokens):
+            length = step + 1  # generated tokens of every candidate of this step
+            log_probs = _next_logits(model, out, memory, src, cache).log_softmax(-1)  # [B*K, V]
+            candidates = scores[:, :, None] + log_probs.view(batch, k, vocab)  # [B, K, V]
+            # the top 2K hold at least K candidates that are not EOS (one EOS per beam)
+            top, index = candidates.flatten(1).topk(2 * k, dim=1)  # [B, 2K]
+            beam, token = index // vocab, index % vocab  # [B, 2K]
+            is_eos = token == EOS
+
+            finished = top[:, :k].masked_fill(~is_eos[:, :k], float("-inf"))  # [B, K]
+            finished_score, j = (finished / _length_penalty(length, length_penalty)).max(1)
+            improved = finished_score > best_score  # [B]
+            ended = out[(first + beam.gather(1, j[:, None])).flatten()]  # [B, length]
+            best[improved, :length] = ended[improved]
+            best[improved, length] = EOS
+            best_score = torch.where(improved, finished_score, best_score)
+
+            scores, keep = top.masked_fill(is_eos, float("-inf")).topk(k, dim=1)  # [B, K]
+            rows = (first + beam.gather(1, keep)).flatten()  # [B*K] the beams they extend
+            out = torch.cat((out[rows], token.gather(1, keep).flatten()[:, None]), dim=1)
+            if cache is not None:
+                cache.reorder(rows)
+            if bool((best_score >= scores.max(1).values / reach).all()):
+                break
+
+        # a live hypothesis can only win at max_new_tokens (by the bound above)
+        live_score, j = (scores / _length_penalty(out.size(1) - 1, length_penalty)).max(1)
+        live_wins = live_score > best_score  # [B]
+        best[live_wins, : out.size(1)] = out[(first[:, 0] + j)[live_wins]]
+        width = int((best != PAD).sum(1).max())  # drop the columns that are PAD in every row
+        return best[:, :width]
