@@ -13,40 +13,59 @@ import torch.nn.functional as F
 from torch import nn
 
 from transformer_lab.model import Seq2SeqTransformer
+from transformer_lab.model.decoding import beam_search
 from transformer_lab.schedules import lr_multiplier
 from transformer_lab.tokens import PAD
 
 
 class StageMetrics(nn.Module):
-    """Sums over an evaluation split; reduced across processes before they are read."""
+    """Sums over an evaluation split; reduced across processes before they are read.
 
-    def __init__(self):
+    Sequences are counted per source length in words (``seqs[n]``, ``correct_seqs[n]``
+    for ``n < num_lengths``), so the accuracy-by-length curve and ``seq_acc`` come from
+    the same sums.
+    """
+
+    def __init__(self, num_lengths: int):
         super().__init__()
-        for name in ("nll", "tokens", "correct_tokens", "correct_seqs", "seqs"):
+        for name in ("nll", "tokens", "correct_tokens"):
             self.register_buffer(name, torch.zeros((), dtype=torch.float64), persistent=False)
+        for name in ("correct_seqs", "seqs"):
+            self.register_buffer(
+                name, torch.zeros(num_lengths, dtype=torch.float64), persistent=False
+            )
 
     def reset(self) -> None:
         for buffer in self.buffers():
             buffer.zero_()
 
     def compute(self, reduce) -> dict[str, float]:
-        totals = {name: float(reduce(buffer)) for name, buffer in self.named_buffers()}
-        loss = totals["nll"] / max(totals["tokens"], 1.0)
+        """``loss``, ``ppl``, ``token_acc``, ``seq_acc`` and ``seq_acc_by_len/<n>`` for every
+        source length ``n`` (in words) the split holds."""
+        totals = {name: reduce(buffer).double() for name, buffer in self.named_buffers()}
+        loss = float(totals["nll"]) / max(float(totals["tokens"]), 1.0)
+        seqs, correct_seqs = totals["seqs"], totals["correct_seqs"]  # [num_lengths]
+        by_len = {
+            f"seq_acc_by_len/{n}": float(correct_seqs[n] / seqs[n])
+            for n in seqs.nonzero().flatten().tolist()
+        }
         return {
             "loss": loss,
             "ppl": math.exp(min(loss, 50.0)),
-            "token_acc": totals["correct_tokens"] / max(totals["tokens"], 1.0),
-            "seq_acc": totals["correct_seqs"] / max(totals["seqs"], 1.0),
-        }
+            "token_acc": float(totals["correct_tokens"]) / max(float(totals["tokens"]), 1.0),
+            "seq_acc": float(correct_seqs.sum()) / max(float(seqs.sum()), 1.0),
+        } | by_len
 
 
 class Seq2SeqLitModule(L.LightningModule):
     """Trains :class:`~transformer_lab.model.Seq2SeqTransformer` on ``{src, tgt_in, tgt_out}``.
 
     ``val`` and ``test`` report ``loss`` (token NLL without label smoothing), ``ppl``,
-    ``token_acc`` (teacher-forced argmax, non-PAD labels) and ``seq_acc`` (greedy generation
-    matches the whole target up to and including EOS). A second test loader is reported
-    under ``test_long/``.
+    ``token_acc`` (teacher-forced argmax, non-PAD labels), ``seq_acc`` (greedy generation
+    matches the whole target up to and including EOS) and ``seq_acc_by_len/<n>`` (the same
+    over the sources of ``n`` words). A second test loader is reported under ``test_long/``.
+    ``beam_size`` > 1 (set by :mod:`transformer_lab.evaluate`, not a hyper-parameter)
+    makes ``seq_acc`` score beam search instead of greedy decoding.
     """
 
     EVAL_STAGES = ("val", "test", "test_long")
@@ -85,7 +104,9 @@ class Seq2SeqLitModule(L.LightningModule):
             num_decoder_layers, d_ff, dropout, norm, pos_encoding, activation, max_len,
             tie_embeddings, init_seed, norm_type,
         )  # fmt: skip
-        self.metrics = nn.ModuleDict({stage: StageMetrics() for stage in self.EVAL_STAGES})
+        # a source holds at most max_len - 1 words (and EOS)
+        self.metrics = nn.ModuleDict({stage: StageMetrics(max_len) for stage in self.EVAL_STAGES})
+        self.beam_size, self.length_penalty = 1, 0.0  # how seq_acc decodes
         self.validated_at_step = -1  # the global step of the latest real validation
 
     def forward(self, src: torch.Tensor, tgt_in: torch.Tensor) -> torch.Tensor:
@@ -133,14 +154,21 @@ class Seq2SeqLitModule(L.LightningModule):
         labels = tgt_out.flatten()
         real = labels != PAD
         nll = F.cross_entropy(logits.flatten(0, 1), labels, ignore_index=PAD, reduction="sum")
-        predicted = self.model.generate(src, max_new_tokens=tgt_out.size(1))[:, 1:]  # [B, <=T]
+        if self.beam_size == 1:
+            predicted = self.model.generate(src, max_new_tokens=tgt_out.size(1))
+        else:
+            predicted = beam_search(
+                self.model, src, self.beam_size, tgt_out.size(1), self.length_penalty
+            )
+        predicted = predicted[:, 1:]  # [B, <=T]
         predicted = F.pad(predicted, (0, tgt_out.size(1) - predicted.size(1)), value=PAD)
         m = self.metrics[stage]
         m.nll += nll.detach()
         m.tokens += real.sum()
         m.correct_tokens += ((logits.argmax(-1).flatten() == labels) & real).sum()
-        m.correct_seqs += (predicted == tgt_out).all(dim=1).sum()
-        m.seqs += src.size(0)
+        words = (src != PAD).sum(dim=1) - 1  # [B] source length, EOS not counted
+        m.correct_seqs.index_add_(0, words, (predicted == tgt_out).all(dim=1).to(m.seqs.dtype))
+        m.seqs.index_add_(0, words, torch.ones_like(words, dtype=m.seqs.dtype))
 
     def _log_stage(self, stage: str) -> dict[str, float]:
         values = self.metrics[stage].compute(lambda t: self.trainer.strategy.reduce(t, "sum"))
@@ -162,5 +190,5 @@ class Seq2SeqLitModule(L.LightningModule):
 
     def on_test_epoch_end(self):
         for stage in ("test", "test_long"):
-            if self.metrics[stage].seqs > 0:
+            if self.metrics[stage].seqs.sum() > 0:
                 self._log_stage(stage)
