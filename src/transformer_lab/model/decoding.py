@@ -128,6 +128,22 @@ def _length_penalty(length: int, alpha: float) -> float:
     return ((5 + length) / 6) ** alpha
 
 
+def check_beam_search(model: Seq2SeqTransformer, beam_size: int, length_penalty: float) -> None:
+    """Raise a ValueError naming the setting unless :func:`beam_search` can run with it."""
+    vocab = model.output.out_features
+    if not 1 <= beam_size <= vocab - 3:
+        raise ValueError(
+            f"beam_size must be between 1 and {vocab - 3} (the tokens a hypothesis can "
+            f"continue with: the {vocab}-token target vocabulary less PAD, BOS, EOS); "
+            f"got {beam_size}"
+        )
+    if not length_penalty >= 0:
+        raise ValueError(
+            f"length_penalty must be >= 0 (0 ranks by log-probability alone; larger values "
+            f"favour longer outputs); got {length_penalty}"
+        )
+
+
 def beam_search(
     model: Seq2SeqTransformer,
     src: torch.Tensor,
@@ -152,18 +168,8 @@ def beam_search(
     competes unfinished. The decoder cache is reordered to follow the surviving
     hypotheses. With ``length_penalty=0``, ``beam_size=1`` is greedy decoding exactly.
     """
+    check_beam_search(model, beam_size, length_penalty)
     vocab = model.output.out_features
-    if not 1 <= beam_size <= vocab - 3:
-        raise ValueError(
-            f"beam_size must be between 1 and {vocab - 3} (the tokens a hypothesis can "
-            f"continue with: the {vocab}-token target vocabulary less PAD, BOS, EOS); "
-            f"got {beam_size}"
-        )
-    if not length_penalty >= 0:
-        raise ValueError(
-            f"length_penalty must be >= 0 (0 ranks by log-probability alone; larger values "
-            f"favour longer outputs); got {length_penalty}"
-        )
     batch, k = src.size(0), beam_size
     with _decoding(model, src, max_new_tokens):
         device = src.device

@@ -1,0 +1,169 @@
+"""Evaluate a checkpoint on its test split(s), greedy and beam search::
+
+    python -m transformer_lab.evaluate ckpt_path=<run>/checkpoints/last.ckpt
+
+``ckpt_path`` may also be a run folder (its ``checkpoints/last.ckpt`` is taken). The
+checkpoint alone rebuilds the model and the data: the LightningModule and the datamodule
+both saved their constructor arguments into it, so neither the original config nor the
+run folder is needed. Every test split (``test``, and ``test_long`` where the run had one)
+is decoded greedily and with beam search, through the very test stage training ends with,
+so the greedy numbers equal the run's own ``metrics.json``. Prints a metrics table and
+sample generations and writes ``eval.json`` (by default into the run folder).
+"""
+
+import json
+import logging
+import sys
+from pathlib import Path
+
+import hydra
+import lightning as L
+import torch
+from omegaconf import DictConfig, OmegaConf
+from rich.console import Console
+from rich.table import Table
+
+from transformer_lab.data.datamodule import SyntheticDataModule
+from transformer_lab.lit_module import Seq2SeqLitModule
+from transformer_lab.model.decoding import beam_search, check_beam_search
+from transformer_lab.tokens import detokenize
+
+log = logging.getLogger(__name__)
+PARTS = ("state_dict", "hyper_parameters", "datamodule_hyper_parameters")
+
+
+class EvaluationError(ValueError):
+    """What was asked cannot be evaluated: a missing or foreign checkpoint, a bad setting."""
+
+
+def find_checkpoint(path: str | Path) -> Path:
+    """``path`` if it is a file, or ``<path>/checkpoints/last.ckpt`` for a run folder."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / "checkpoints" / "last.ckpt"
+    if not path.is_file():
+        raise EvaluationError(
+            f"ckpt_path: {path} does not exist; give a checkpoint file or a run folder "
+            "that holds checkpoints/last.ckpt"
+        )
+    return path
+
+
+def _one_line(error: Exception, limit: int = 400) -> str:
+    """An exception's message on one line, cut at ``limit`` characters."""
+    text = " ".join(str(error).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def load(path: Path) -> tuple[Seq2SeqLitModule, SyntheticDataModule, dict]:
+    """The module (with the checkpoint's weights), the datamodule and the raw checkpoint."""
+    try:
+        checkpoint = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as error:  # pickle, zip and torch each raise their own kind
+        raise EvaluationError(
+            f"{path} is not a checkpoint that loads with weights_only=True "
+            f"({type(error).__name__}: {_one_line(error)})"
+        ) from None
+    missing = [part for part in PARTS if not isinstance(checkpoint, dict) or part not in checkpoint]
+    if missing:
+        raise EvaluationError(
+            f"{path} is not a transformer_lab training checkpoint: it lacks {', '.join(missing)}"
+        )
+    try:
+        module = Seq2SeqLitModule(**checkpoint["hyper_parameters"])
+        module.load_state_dict(checkpoint["state_dict"])
+        datamodule = SyntheticDataModule(**checkpoint["datamodule_hyper_parameters"])
+    except (TypeError, ValueError, RuntimeError) as error:
+        raise EvaluationError(
+            f"{path} does not fit this version of transformer_lab: {_one_line(error)}"
+        ) from None
+    return module, datamodule, checkpoint
+
+
+def decoded_metrics(
+    trainer: L.Trainer, module: Seq2SeqLitModule, datamodule, beam_size: int, length_penalty
+) -> dict[str, float]:
+    """The test stage's metrics with ``seq_acc`` decoded by a ``beam_size`` beam (1: greedy)."""
+    module.beam_size, module.length_penalty = beam_size, length_penalty
+    trainer.test(module, datamodule=datamodule, verbose=False)
+    return {k: float(v) for k, v in sorted(trainer.callback_metrics.items())}
+
+
+def print_results(results: dict, module, datamodule, n_samples: int) -> None:
+    beam = f"beam {results['beam_size']}"
+    console = Console()
+    table = Table(
+        title=f"{results['checkpoint']}\nlength penalty {results['length_penalty']}",
+        caption="seq_acc and seq_acc_by_len/<words> depend on the decoding; the rest does not",
+    )
+    for column in ("metric", "greedy", beam):
+        table.add_column(column, justify="left" if column == "metric" else "right")
+    for key, value in results["greedy"].items():
+        table.add_row(key, f"{value:.4f}", f"{results['beam'][key]:.4f}")
+    console.print(table)
+    for split in datamodule.test_split_names if n_samples > 0 else ():
+        batch = datamodule.sample(split, n_samples)
+        src, max_new = batch["src"].to(module.device), batch["tgt_out"].size(1)
+        greedy = module.model.generate(src, max_new)
+        beamed = beam_search(
+            module.model, src, results["beam_size"], max_new, results["length_penalty"]
+        )
+        samples = Table(title=f"sample generations ({split} split)")
+        for column in ("source", "target", "greedy", beam):
+            samples.add_column(column)
+        for row in zip(batch["src"], batch["tgt_out"], greedy[:, 1:], beamed[:, 1:], strict=True):
+            samples.add_row(*(detokenize(tokens.tolist()) for tokens in row))
+        console.print(samples)
+
+
+def evaluate(cfg: DictConfig) -> dict:
+    """Evaluate ``cfg.ckpt_path``, write ``eval.json`` and return what it holds."""
+    if OmegaConf.is_missing(cfg, "ckpt_path"):
+        raise EvaluationError(
+            "ckpt_path is required: python -m transformer_lab.evaluate "
+            "ckpt_path=<run>/checkpoints/last.ckpt (or ckpt_path=<run folder>)"
+        )
+    path = find_checkpoint(cfg.ckpt_path)
+    module, datamodule, checkpoint = load(path)
+    try:
+        check_beam_search(module.model, cfg.beam_size, cfg.length_penalty)
+    except ValueError as error:
+        raise EvaluationError(str(error)) from None
+    if cfg.batch_size is not None:
+        datamodule.batch_size = cfg.batch_size
+    trainer = L.Trainer(
+        accelerator=cfg.accelerator,
+        devices=1,
+        logger=False,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+    )
+    results = {
+        "checkpoint": str(path),
+        "global_step": checkpoint.get("global_step"),
+        "beam_size": cfg.beam_size,
+        "length_penalty": cfg.length_penalty,
+        "greedy": decoded_metrics(trainer, module, datamodule, 1, 0.0),
+        "beam": decoded_metrics(trainer, module, datamodule, cfg.beam_size, cfg.length_penalty),
+    }
+    run_folder = path.parent.parent if path.parent.name == "checkpoints" else path.parent
+    output = Path(cfg.output) if cfg.output else run_folder / "eval.json"
+    output.write_text(json.dumps(results, indent=2) + "\n")
+    print_results(results, module, datamodule, cfg.samples)
+    log.info("wrote %s", output)
+    return results
+
+
+@hydra.main(version_base="1.3", config_path="../../conf", config_name="evaluate")
+def main(cfg: DictConfig) -> None:
+    logging.getLogger("lightning.pytorch.utilities.rank_zero").setLevel(logging.WARNING)
+    try:
+        evaluate(cfg)
+    except EvaluationError as error:
+        print(f"error: {error}", file=sys.stderr)
+        sys.exit(2)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,131 @@
+"""Evaluating a checkpoint: it rebuilds the run from the file alone, reproduces the run's
+own test metrics, and turns every kind of bad checkpoint into one clear error."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from hydra import compose, initialize_config_dir
+from hydra.core.global_hydra import GlobalHydra
+
+from transformer_lab.evaluate import EvaluationError, evaluate
+from transformer_lab.lit_module import Seq2SeqLitModule
+from transformer_lab.train import train
+
+CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
+TINY = [
+    "data.train_size=512",
+    "data.val_size=64",
+    "data.test_size=64",
+    "data.test_long_size=48",
+    "data.test_long_max_len=13",
+    "data.batch_size=32",
+    "model.d_model=32",
+    "model.d_ff=64",
+    "model.num_heads=2",
+    "trainer.max_steps=20",
+    "trainer.val_check_interval=10",
+    "trainer.accelerator=cpu",
+    "samples=0",
+]
+
+
+def eval_config(**values):
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        cfg = compose("evaluate", overrides=[f"{k}={v}" for k, v in values.items()])
+    GlobalHydra.instance().clear()
+    return cfg
+
+
+@pytest.mark.slow
+def test_evaluating_a_run_reproduces_its_own_test_metrics(compose_train, tmp_path):
+    train(compose_train(TINY))
+    run = tmp_path / "run"
+    logged = json.loads((run / "metrics.json").read_text())
+
+    results = evaluate(eval_config(ckpt_path=run, beam_size=2, samples=2))  # the run folder
+
+    assert results["checkpoint"] == str(run / "checkpoints" / "last.ckpt")
+    assert results["global_step"] == 20
+    assert json.loads((run / "eval.json").read_text()) == results
+    tested = {k: v for k, v in logged.items() if k.startswith("test")}
+    assert {"test/seq_acc", "test_long/seq_acc", "test_long/seq_acc_by_len/13"} <= set(tested)
+    assert results["greedy"] == pytest.approx(tested, rel=1e-9, abs=0)
+    assert set(results["beam"]) == set(tested)
+    assert results["beam"]["test/loss"] == results["greedy"]["test/loss"]  # teacher-forced
+
+
+@pytest.fixture
+def untrained_checkpoint(tmp_path) -> tuple[Path, dict]:
+    """A checkpoint file as training writes it, but of an untrained model: ``(path, dict)``."""
+    module = Seq2SeqLitModule(src_vocab_size=16, tgt_vocab_size=16, d_model=16, num_heads=2)
+    data = dict(task="reverse", vocab_size=16, train_size=64, val_size=8, test_size=8)
+    checkpoint = {
+        "state_dict": module.state_dict(),
+        "hyper_parameters": dict(module.hparams),
+        "datamodule_hyper_parameters": data,
+    }
+    path = tmp_path / "untrained.ckpt"
+    torch.save(checkpoint, path)
+    return path, checkpoint
+
+
+def test_a_bad_beam_setting_is_named_before_anything_runs(untrained_checkpoint):
+    path, _ = untrained_checkpoint
+    with pytest.raises(EvaluationError, match=r"beam_size must be between 1 and 13.*got 0"):
+        evaluate(eval_config(ckpt_path=path, beam_size=0))
+    assert not (path.parent / "eval.json").exists()
+
+
+def test_a_checkpoint_whose_weights_do_not_fit_the_model_is_a_clear_error(untrained_checkpoint):
+    path, checkpoint = untrained_checkpoint
+    del checkpoint["state_dict"]["model.output.bias"]
+    torch.save(checkpoint, path)
+    with pytest.raises(EvaluationError, match=r"does not fit this version.*model.output.bias"):
+        evaluate(eval_config(ckpt_path=path))
+
+
+def test_a_missing_path_or_a_folder_without_checkpoints_is_a_clear_error(tmp_path):
+    with pytest.raises(EvaluationError, match=r"does not exist; give a checkpoint file or a run"):
+        evaluate(eval_config(ckpt_path=tmp_path / "nowhere.ckpt"))
+    with pytest.raises(EvaluationError, match=r"checkpoints/last.ckpt does not exist"):
+        evaluate(eval_config(ckpt_path=tmp_path))
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"not a checkpoint", r"not a checkpoint that loads with weights_only=True"),
+        ({"state_dict": {}}, r"not a transformer_lab training checkpoint: it lacks hyper_param"),
+        (
+            {"state_dict": {}, "hyper_parameters": {"vocab": 3}, "datamodule_hyper_parameters": {}},
+            r"does not fit this version of transformer_lab: .*unexpected keyword.*'vocab'",
+        ),
+    ],
+    ids=["text", "foreign", "incompatible"],
+)
+def test_a_file_that_cannot_rebuild_the_run_is_a_clear_error(tmp_path, content, message):
+    path = tmp_path / "some.ckpt"
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        torch.save(content, path)
+    with pytest.raises(EvaluationError, match=message):
+        evaluate(eval_config(ckpt_path=path))
+
+
+@pytest.mark.slow
+def test_the_command_line_reports_a_bad_checkpoint_in_one_line_without_traceback(tmp_path):
+    missing = tmp_path / "missing.ckpt"
+    command = [sys.executable, "-m", "transformer_lab.evaluate", f"ckpt_path={missing}"]
+    result = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2
+    assert result.stderr.strip() == (
+        f"error: ckpt_path: {missing} does not exist; give a checkpoint file or a run folder "
+        "that holds checkpoints/last.ckpt"
+    )
+    assert list(tmp_path.iterdir()) == []  # nothing written
