@@ -109,6 +109,18 @@ class Seq2SeqLitModule(L.LightningModule):
         self.beam_size, self.length_penalty = 1, 0.0  # how seq_acc decodes
         self.validated_at_step = -1  # the global step of the latest real validation
 
+    def on_save_checkpoint(self, checkpoint: dict) -> None:
+        """Keep the RNG state, so dropout after a resume draws what it would have drawn."""
+        checkpoint["rng_state"] = torch.get_rng_state()
+        if torch.cuda.is_available():
+            checkpoint["cuda_rng_state"] = torch.cuda.get_rng_state_all()
+
+    def on_load_checkpoint(self, checkpoint: dict) -> None:
+        if "rng_state" in checkpoint:
+            torch.set_rng_state(checkpoint["rng_state"])
+        if "cuda_rng_state" in checkpoint and torch.cuda.is_available():
+            torch.cuda.set_rng_state_all(checkpoint["cuda_rng_state"])
+
     def forward(self, src: torch.Tensor, tgt_in: torch.Tensor) -> torch.Tensor:
         return self.model(src, tgt_in)
 

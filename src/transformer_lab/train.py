@@ -11,16 +11,21 @@ import json
 import logging
 import sys
 import time
+import traceback
 from pathlib import Path
 
 import hydra
 import lightning as L
 from hydra.core.hydra_config import HydraConfig
+from hydra.errors import InstantiationException
+from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 from rich.console import Console
 from rich.table import Table
 from torch.utils.tensorboard.summary import hparams
 
+from transformer_lab.callbacks import diverged_at_step
+from transformer_lab.resume import CheckpointNotFound, resolve_checkpoint, run_folder_of
 from transformer_lab.tokens import detokenize
 
 log = logging.getLogger(__name__)
@@ -46,31 +51,30 @@ def run_name(override_dirname: str) -> str:
 OmegaConf.register_new_resolver("run_name", run_name, replace=True)
 
 
+def _instantiate(key: str, node, **kwargs):
+    """``hydra.utils.instantiate`` whose constructor ValueErrors become one ConfigError."""
+    try:
+        return hydra.utils.instantiate(node, _convert_="all", **kwargs)
+    except InstantiationException as error:
+        cause = error.__cause__
+        if isinstance(cause, ValueError | TypeError):
+            raise ConfigError(f"{key}: {cause}") from None
+        raise
+
+
 def build(cfg: DictConfig):
     """Instantiate datamodule, module, callbacks, loggers and trainer, or raise ConfigError."""
-    parts = {}
-    for key in ("data", "model"):
-        try:
-            parts[key] = hydra.utils.instantiate(cfg[key], _convert_="all")
-        except ValueError as error:  # the constructors' own checks
-            raise ConfigError(f"{key}: {error}") from None
-        except Exception as error:  # hydra wraps constructor errors in InstantiationException
-            cause = error.__cause__
-            if isinstance(cause, ValueError):
-                raise ConfigError(f"{key}: {cause}") from None
-            raise
-    datamodule, module = parts["data"], parts["model"]
+    datamodule = _instantiate("data", cfg.data)
+    module = _instantiate("model", cfg.model)
     if module.hparams.max_len < datamodule.max_seq_len:
         raise ConfigError(
             f"model.max_len={module.hparams.max_len} is shorter than the longest sequence of "
             f"the data incl. BOS/EOS ({datamodule.max_seq_len}); allowed: max_len >= "
             f"{datamodule.max_seq_len}"
         )
-    if cfg.ckpt_path is not None and not Path(cfg.ckpt_path).is_file():
-        raise ConfigError(f"ckpt_path={cfg.ckpt_path!r} does not exist; give a checkpoint file")
-    callbacks = [hydra.utils.instantiate(c) for c in (cfg.get("callbacks") or {}).values()]
-    loggers = [hydra.utils.instantiate(c) for c in (cfg.get("logger") or {}).values()]
-    trainer = hydra.utils.instantiate(cfg.trainer, callbacks=callbacks, logger=loggers or False)
+    callbacks = [_instantiate(f"callbacks.{k}", c) for k, c in (cfg.get("callbacks") or {}).items()]
+    loggers = [_instantiate(f"logger.{k}", c) for k, c in (cfg.get("logger") or {}).items()]
+    trainer = _instantiate("trainer", cfg.trainer, callbacks=callbacks, logger=loggers or False)
     return datamodule, module, trainer
 
 
@@ -125,6 +129,15 @@ def summarize(module, datamodule, metrics: dict[str, float], n_samples: int) -> 
 
 def train(cfg: DictConfig) -> dict[str, float]:
     output_dir = Path(HydraConfig.get().runtime.output_dir)
+    try:
+        checkpoint = resolve_checkpoint(cfg)
+    except CheckpointNotFound as error:
+        raise ConfigError(str(error)) from None
+    resumed_run = checkpoint and run_folder_of(checkpoint)
+    if resumed_run:  # keep writing where the checkpoint's run wrote
+        output_dir = resumed_run
+        cfg.paths.output_dir = str(resumed_run)
+        log.info("resuming %s from %s", resumed_run, checkpoint)
     L.seed_everything(cfg.seed, workers=True)
     datamodule, module, trainer = build(cfg)
     (output_dir / "config_resolved.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))
@@ -132,17 +145,20 @@ def train(cfg: DictConfig) -> dict[str, float]:
     log.info("tensorboard: tensorboard --logdir %s", output_dir.resolve())
 
     start = time.perf_counter()
-    trainer.fit(module, datamodule=datamodule, ckpt_path=cfg.ckpt_path)
+    trainer.fit(module, datamodule=datamodule, ckpt_path=checkpoint, weights_only=True)
     train_seconds = time.perf_counter() - start
-    if module.validated_at_step != trainer.global_step:  # the curves end on a validation
-        trainer.validate(module, datamodule=datamodule, verbose=False)
+    diverged_at = diverged_at_step(trainer)  # a result: recorded, nothing more to evaluate
+    if diverged_at is None and module.validated_at_step != trainer.global_step:
+        trainer.validate(module, datamodule=datamodule, verbose=False)  # curves end on a val
     metrics = {k: float(v) for k, v in trainer.callback_metrics.items() if k.startswith("val/")}
-    trainer.test(module, datamodule=datamodule, verbose=False)
+    if diverged_at is None:
+        trainer.test(module, datamodule=datamodule, verbose=False)
     metrics |= {k: float(v) for k, v in trainer.callback_metrics.items() if k.startswith("test")}
 
     if trainer.is_global_zero:
         record = dict(sorted(metrics.items()))
         record |= {"global_step": trainer.global_step, "train_seconds": round(train_seconds, 1)}
+        record |= {"diverged": diverged_at is not None, "diverged_at_step": diverged_at}
         (output_dir / "metrics.json").write_text(json.dumps(record, indent=2) + "\n")
         write_hparams(trainer, flat_hparams(cfg), metrics)
         summarize(module, datamodule, metrics, cfg.samples)
@@ -150,14 +166,36 @@ def train(cfg: DictConfig) -> dict[str, float]:
     return metrics
 
 
+def record_failure(error: BaseException) -> None:
+    """Leave ``failed.json`` in the job folder, for the sweep summary and the report."""
+    output_dir = Path(HydraConfig.get().runtime.output_dir)
+    failure = {
+        "error": type(error).__name__,
+        "message": str(error),
+        "traceback": traceback.format_exc(),
+    }
+    (output_dir / "failed.json").write_text(json.dumps(failure, indent=2) + "\n")
+
+
 @hydra.main(version_base="1.3", config_path="../../conf", config_name="train")
 def main(cfg: DictConfig) -> float | None:
+    """Run one job. In a sweep a failing job is recorded and the sweep goes on."""
+    in_sweep = HydraConfig.get().mode == RunMode.MULTIRUN
     try:
         metrics = train(cfg)
     except ConfigError as error:
         log.error("configuration error: %s", error)
-        print(f"error: {error}", file=sys.stderr)
-        sys.exit(2)
+        if not in_sweep:
+            print(f"error: {error}", file=sys.stderr)
+            sys.exit(2)
+        record_failure(error)
+        return None
+    except Exception as error:
+        if not in_sweep:
+            raise
+        log.exception("job failed")
+        record_failure(error)
+        return None
     return metrics.get("val/seq_acc")
 
 

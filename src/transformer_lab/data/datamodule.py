@@ -106,12 +106,16 @@ class EpochShuffle(Sampler[int]):
     ``RandomSampler`` would restart at epoch 0's order on resume). Iterating without
     ``set_epoch`` moves on to the next epoch, like any shuffling sampler; this also keeps
     every DDP rank in step under Lightning's ``DistributedSamplerWrapper``.
+
+    ``skip`` drops the first indices of the next epoch only: a run resumed mid-epoch
+    continues where it stopped instead of replaying the epoch's first batches.
     """
 
     def __init__(self, num_samples: int, seed: int):
         self.num_samples = num_samples
         self.seed = seed
         self.epoch = 0
+        self.skip = 0
 
     def set_epoch(self, epoch: int) -> None:
         self.epoch = epoch
@@ -124,7 +128,8 @@ class EpochShuffle(Sampler[int]):
             self.num_samples, generator=_generator(self.seed, "shuffle", self.epoch)
         )
         self.epoch += 1
-        return iter(order.tolist())
+        start, self.skip = self.skip, 0
+        return iter(order[start:].tolist())
 
 
 def _num_sequences(num_words: int, min_len: int, max_len: int) -> int:
@@ -396,11 +401,28 @@ class SyntheticDataModule(lightning.LightningDataModule):
             num_workers=self.num_workers,
             pin_memory=False,
             persistent_workers=self.num_workers > 0,
+            # A loader without a generator draws its workers' base seed from the global RNG
+            # each time it is iterated, which would shift dropout's random stream by a call
+            # whenever a resumed run iterates a loader the original run did not.
+            generator=_generator(self.seed, "loader"),
         )
 
     def train_dataloader(self) -> DataLoader:
+        """Shuffled per epoch; after a resume, positioned at the first batch not yet trained.
+
+        Lightning restores the step counter before it asks for this loader, and every epoch
+        has the same number of batches, so the position follows from ``global_step`` alone
+        (one batch per optimizer step times ``accumulate_grad_batches``).
+        """
         train = self.splits["train"]
-        return self._loader(train, EpochShuffle(len(train), self.seed))
+        sampler = EpochShuffle(len(train), self.seed)
+        trainer = self.trainer
+        if trainer is not None and trainer.global_step > 0:
+            per_epoch = -(-len(train) // self.batch_size)
+            batches_done = trainer.global_step * trainer.accumulate_grad_batches
+            sampler.skip = (batches_done - trainer.current_epoch * per_epoch) % per_epoch
+            sampler.skip *= self.batch_size
+        return self._loader(train, sampler)
 
     def val_dataloader(self) -> DataLoader:
         return self._loader(self.splits["val"])

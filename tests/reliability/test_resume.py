@@ -1,0 +1,86 @@
+"""A run killed hard and resumed ends exactly where an uninterrupted run ends."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+import torch
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+RUN = [
+    "data.train_size=384",  # 12 batches per epoch: the kill lands mid-epoch
+    "data.val_size=32",
+    "data.test_size=32",
+    "data.batch_size=32",
+    "model.d_model=32",
+    "model.d_ff=64",
+    "model.num_heads=2",
+    "model.dropout=0.1",  # dropout draws from the RNG: the resume must restore it
+    "model.warmup_steps=10",
+    "trainer.max_steps=40",
+    "trainer.val_check_interval=20",
+    "trainer.log_every_n_steps=5",
+    "trainer.accelerator=cpu",
+    "trainer.deterministic=true",
+    "callbacks.last_checkpoint.every_n_train_steps=5",
+    "~callbacks.progress_bar",
+    "samples=0",
+]
+
+
+def command(outputs_root, *extra):
+    return [sys.executable, "-m", "transformer_lab.train", *RUN, *extra,
+            f"paths.outputs_root={outputs_root}"]  # fmt: skip
+
+
+def only_run(outputs_root):
+    (run,) = (outputs_root / "runs").iterdir()
+    return run
+
+
+def final_weights(run):
+    return torch.load(run / "checkpoints" / "last.ckpt", weights_only=True)["state_dict"]
+
+
+@pytest.mark.slow
+def test_sigkilled_run_resumed_with_ckpt_path_last_matches_an_uninterrupted_run(tmp_path):
+    straight_root, killed_root = tmp_path / "straight", tmp_path / "killed"
+    subprocess.run(command(straight_root), cwd=tmp_path, check=True, capture_output=True)
+
+    process = subprocess.Popen(command(killed_root), cwd=tmp_path, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)  # fmt: skip
+    deadline = time.monotonic() + 300
+    while not list(killed_root.glob("runs/*/checkpoints/last.ckpt")):
+        assert process.poll() is None, "the run ended before it could be killed"
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    os.kill(process.pid, signal.SIGKILL)
+    assert process.wait() == -signal.SIGKILL
+    killed = only_run(killed_root)
+    resumed_from = torch.load(killed / "checkpoints" / "last.ckpt", weights_only=True)
+    assert 0 < resumed_from["global_step"] < 40
+    assert not (killed / "metrics.json").exists()
+
+    subprocess.run(command(killed_root, "ckpt_path=last"), cwd=tmp_path, check=True,
+                   capture_output=True)  # fmt: skip
+    straight = only_run(straight_root)
+    expected = json.loads((straight / "metrics.json").read_text())
+    resumed = json.loads((killed / "metrics.json").read_text())  # written into the same run
+    for key in ("val/loss", "val/seq_acc", "test/loss", "test/token_acc", "global_step"):
+        assert resumed[key] == pytest.approx(expected[key], abs=1e-6), key
+    a, b = final_weights(straight), final_weights(killed)
+    assert a.keys() == b.keys()
+    assert max((a[k].float() - b[k].float()).abs().max().item() for k in a) <= 1e-6
+
+    # TensorBoard: the resumed run's curve goes on from the checkpoint's step
+    events = EventAccumulator(str(killed))
+    events.Reload()
+    steps = [s.step for s in events.Scalars("train/loss")]
+    assert max(steps) >= 35
+    assert min(s for s in steps if s > resumed_from["global_step"]) <= (
+        resumed_from["global_step"] + 5
+    )
