@@ -1,0 +1,65 @@
+"""Bad input fails before training with one clear message, and touches nothing written before."""
+
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+TINY = ["data.train_size=256", "data.val_size=32", "data.test_size=32", "trainer.max_steps=2",
+        "trainer.val_check_interval=2", "~callbacks.progress_bar", "samples=0"]  # fmt: skip
+
+# (overrides, fragments the one error message must contain: the key, the value, what's allowed)
+BAD_INPUTS = [
+    (["model.d_model=30"], ["d_model must be divisible by num_heads", "d_model=30", "num_heads=4"]),
+    (["model.d_model=33", "model.num_heads=3"], ["d_model must be even", "sinusoidal", "33"]),
+    (["model.d_model=36", "model/pos_encoding=rotary"],
+     ["head dimension", "must be even", "rotary", "36/4=9"]),
+    (["model.max_len=8"], ["model.max_len=8", "max_len >= 11"]),
+    (["data.test_long_size=16", "data.test_long_max_len=80"], ["model.max_len=64", "max_len >= 81"]),
+    (["data.vocab_size=3"], ["vocab_size", "3"]),
+    (["data.min_len=6", "data.max_len=5"], ["min_len", "max_len", "6", "5"]),
+    (["model.num_encoder_layers=0"], ["num_encoder_layers must be a positive integer", "0"]),
+    (["data.batch_size=0"], ["batch_size", "0"]),
+    (["data.train_size=-5"], ["train_size", "-5"]),
+    (["model.dropout=1.0"], ["dropout must be in [0, 1)", "1.0"]),
+    (["model.label_smoothing=1.5"], ["label_smoothing must be in [0, 1)", "1.5"]),
+    (["model.warmup_steps=-1"], ["warmup_steps must be >= 0", "-1"]),
+    (["model.schedule=cosine"], ["schedule='cosine'", "constant, linear_warmup, noam"]),
+    (["data.task=rotate"], ["task", "rotate", "reverse"]),
+    (["ckpt_path=/nowhere/last.ckpt"], ["ckpt_path='/nowhere/last.ckpt' does not exist"]),
+    (["ckpt_path=last"], ["ckpt_path=last", "no run of this experiment"]),
+    # an unknown group option: Hydra's own message, which lists the options
+    (["model/norm=middle"], ["Could not find 'model/norm/middle'", "post", "pre"]),
+]
+
+
+def run(tmp_path, overrides):
+    command = [sys.executable, "-m", "transformer_lab.train", *TINY, *overrides,
+               f"paths.outputs_root={tmp_path / 'outputs'}"]  # fmt: skip
+    return subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+
+
+def snapshot(root):
+    return {p: p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+
+@pytest.mark.slow
+def test_each_bad_input_exits_nonzero_with_one_clear_message_before_training(tmp_path):
+    earlier = tmp_path / "outputs" / "runs" / "earlier"
+    (earlier / "checkpoints").mkdir(parents=True)
+    (earlier / "metrics.json").write_text('{"test/seq_acc": 1.0}\n')
+    (earlier / "checkpoints" / "last.ckpt").write_bytes(b"an earlier run's checkpoint")
+    before = snapshot(earlier)
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        results = list(pool.map(lambda case: run(tmp_path, case[0]), BAD_INPUTS))
+
+    for (overrides, fragments), result in zip(BAD_INPUTS, results, strict=True):
+        assert result.returncode != 0, overrides
+        assert "Traceback" not in result.stderr, (overrides, result.stderr[-2000:])
+        for fragment in fragments:
+            assert fragment in result.stderr, (overrides, fragment, result.stderr[-2000:])
+        assert "Epoch" not in result.stdout + result.stderr, overrides  # no training started
+    assert snapshot(earlier) == before
+    assert list((tmp_path / "outputs").rglob("*.ckpt")) == [earlier / "checkpoints" / "last.ckpt"]
