@@ -13,10 +13,15 @@ TINY = ["data.train_size=256", "data.val_size=32", "data.test_size=32", "trainer
 BAD_INPUTS = [
     (["model.d_model=30"], ["d_model must be divisible by num_heads", "d_model=30", "num_heads=4"]),
     (["model.d_model=33", "model.num_heads=3"], ["d_model must be even", "sinusoidal", "33"]),
-    (["model.d_model=36", "model/pos_encoding=rotary"],
-     ["head dimension", "must be even", "rotary", "36/4=9"]),
+    (
+        ["model.d_model=36", "model/pos_encoding=rotary"],
+        ["head dimension", "must be even", "rotary", "36/4=9"],
+    ),
     (["model.max_len=8"], ["model.max_len=8", "max_len >= 11"]),
-    (["data.test_long_size=16", "data.test_long_max_len=80"], ["model.max_len=64", "max_len >= 81"]),
+    (
+        ["data.test_long_size=16", "data.test_long_max_len=80"],
+        ["model.max_len=64", "max_len >= 81"],
+    ),
     (["data.vocab_size=3"], ["vocab_size", "3"]),
     (["data.min_len=6", "data.max_len=5"], ["min_len", "max_len", "6", "5"]),
     (["model.num_encoder_layers=0"], ["num_encoder_layers must be a positive integer", "0"]),
