@@ -183,7 +183,9 @@ class Seq2SeqLitModule(L.LightningModule):
         m.seqs.index_add_(0, words, torch.ones_like(words, dtype=m.seqs.dtype))
 
     def _log_stage(self, stage: str) -> dict[str, float]:
-        values = self.metrics[stage].compute(lambda t: self.trainer.strategy.reduce(t, "sum"))
+        values = self.metrics[stage].compute(
+            lambda t: self.trainer.strategy.reduce(t, reduce_op="sum")
+        )
         self.metrics[stage].reset()
         for name, value in values.items():
             self.log(f"{stage}/{name}", value, sync_dist=False)

@@ -127,8 +127,24 @@ def summarize(module, datamodule, metrics: dict[str, float], n_samples: int) -> 
     console.print(samples)
 
 
+def check_launcher(cfg: DictConfig) -> None:
+    """A local multirun cannot host DDP: Lightning starts each extra rank by re-running
+    the command line, which would re-run the whole sweep. On SLURM the ranks are SLURM
+    tasks, so a ``hydra/launcher=slurm`` sweep is fine."""
+    hydra_cfg = HydraConfig.get()
+    strategy = cfg.trainer.get("strategy", "auto")
+    distributed = strategy not in ("auto", "single_device") and cfg.trainer.devices != 1
+    on_slurm = "slurm" in str(hydra_cfg.launcher.get("_target_", "")).lower()
+    if hydra_cfg.mode == RunMode.MULTIRUN and distributed and not on_slurm:
+        raise ConfigError(
+            f"trainer.strategy={strategy} with trainer.devices={cfg.trainer.devices} in a local "
+            f"multirun; allowed: a single run, or a sweep with hydra/launcher=slurm"
+        )
+
+
 def train(cfg: DictConfig) -> dict[str, float]:
     output_dir = Path(HydraConfig.get().runtime.output_dir)
+    check_launcher(cfg)
     try:
         checkpoint = resolve_checkpoint(cfg)
     except CheckpointNotFound as error:
@@ -140,9 +156,10 @@ def train(cfg: DictConfig) -> dict[str, float]:
         log.info("resuming %s from %s", resumed_run, checkpoint)
     L.seed_everything(cfg.seed, workers=True)
     datamodule, module, trainer = build(cfg)
-    (output_dir / "config_resolved.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))
-    log.info("outputs: %s", output_dir.resolve())
-    log.info("tensorboard: tensorboard --logdir %s", output_dir.resolve())
+    if trainer.is_global_zero:  # DDP ranks share the run folder; one of them writes
+        (output_dir / "config_resolved.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))
+        log.info("outputs: %s", output_dir.resolve())
+        log.info("tensorboard: tensorboard --logdir %s", output_dir.resolve())
 
     start = time.perf_counter()
     trainer.fit(module, datamodule=datamodule, ckpt_path=checkpoint, weights_only=True)

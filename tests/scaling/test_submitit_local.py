@@ -1,0 +1,47 @@
+"""Cluster sweeps go through Hydra's submitit launcher; submitit_local runs here."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hydra import compose, initialize_config_dir
+
+CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
+
+TINY = ["data.train_size=256", "data.val_size=32", "data.test_size=32", "model.d_model=32",
+        "model.d_ff=32", "trainer.max_steps=4", "trainer.val_check_interval=2",
+        "~callbacks.progress_bar", "samples=0"]  # fmt: skip
+
+
+@pytest.mark.slow
+def test_submitit_local_runs_a_two_job_sweep_into_named_folders(tmp_path):
+    outputs = tmp_path / "outputs"
+    command = [sys.executable, "-m", "transformer_lab.train", "-m",
+               "hydra/launcher=submitit_local", "hydra.launcher.timeout_min=10",
+               "model/norm=post,pre", *TINY, f"paths.outputs_root={outputs}"]  # fmt: skip
+    result = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    (sweep,) = (outputs / "multirun").iterdir()
+    runs = sorted(p for p in sweep.iterdir() if (p / ".hydra").is_dir())
+    assert [("model.norm=post" in r.name, "model.norm=pre" in r.name) for r in runs] == [
+        (True, False),
+        (False, True),
+    ]
+    for run in runs:
+        assert json.loads((run / "metrics.json").read_text())["global_step"] == 4
+    assert json.loads((sweep / "summary.json").read_text())["finished"] == 2
+
+
+def test_slurm_launcher_starts_one_task_per_device():
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        cfg = compose(
+            "train",
+            overrides=["hydra/launcher=slurm", "trainer=ddp", "trainer.devices=4",
+                       "trainer.num_nodes=2"],
+            return_hydra_config=True,
+        )  # fmt: skip
+    launcher = cfg.hydra.launcher
+    assert "SlurmLauncher" in launcher._target_
+    assert (launcher.tasks_per_node, launcher.gpus_per_node, launcher.nodes) == (4, 4, 2)
