@@ -40,3 +40,18 @@ def test_two_process_ddp_writes_one_run_from_rank_zero_with_metrics_over_the_who
     (single,) = trainer.test(module, datamodule=datamodule, verbose=False)
     for key in ("test/loss", "test/token_acc", "test/seq_acc"):
         assert metrics[key] == pytest.approx(single[key], abs=1e-6), key
+
+
+def test_a_local_multirun_refuses_ddp_with_a_clear_message(compose_train):
+    from hydra.core.hydra_config import HydraConfig
+    from hydra.types import RunMode
+    from omegaconf import read_write
+
+    from transformer_lab.train import ConfigError, check_launcher
+
+    cfg = compose_train(["trainer=ddp", "trainer.devices=2"])
+    check_launcher(cfg)  # a single run: fine
+    with read_write(HydraConfig.get()):
+        HydraConfig.get().mode = RunMode.MULTIRUN
+    with pytest.raises(ConfigError, match=r"local multirun; allowed: .*hydra/launcher=slurm"):
+        check_launcher(cfg)
