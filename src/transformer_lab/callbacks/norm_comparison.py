@@ -1,0 +1,161 @@
+"""Post- vs pre-norm (and every other placement) at initialisation, on twins of the run's model.
+
+Xiong et al. (2020, "On Layer Normalization in the Transformer Architecture") measured the
+gradient norm of each layer's weights at initialisation: post-norm gradients grow toward
+the output layers, pre-norm gradients stay roughly flat across depth (and shrink as the
+model gets deeper), which is why post-norm needs a learning-rate warmup. Liu et al. (2020,
+"Understanding the Difficulty of Training Transformers") measured how much the output moves
+under a small random change of the parameters: more for post-norm, more with depth.
+
+At fit start this callback builds one twin of the run's model per placement: the run's
+hyper-parameters with only ``norm`` changed and the same ``init_seed``, so every twin has
+the same Xavier draws (deepnorm's scaled by its beta). On one training batch it measures
+both quantities and logs them (scalars with the layer as the step, one figure, and
+``norm_comparison.json`` in the run folder for the sweep report). The twins are built under
+a forked RNG and never touch the run's model: the run trains exactly as without it.
+"""
+
+import inspect
+import json
+import logging
+from pathlib import Path
+
+import lightning as L
+import torch
+import torch.nn.functional as F
+from lightning.pytorch.utilities import rank_zero_only
+
+from transformer_lab.callbacks.stacks import STACKS, WEIGHT_GROUPS, stacks, weight_groups
+from transformer_lab.model import Seq2SeqTransformer
+from transformer_lab.model.residual import NORM_PLACEMENTS
+from transformer_lab.plotting import log_scalars, new_figure, publish
+from transformer_lab.tokens import PAD
+
+log = logging.getLogger(__name__)
+GradNorms = dict[str, dict[str, dict[str, list[float]]]]  # placement -> stack -> group -> [layer]
+
+
+def model_kwargs(hparams) -> dict:
+    """The :class:`Seq2SeqTransformer` arguments among a LightningModule's hyper-parameters."""
+    names = inspect.signature(Seq2SeqTransformer).parameters
+    return {name: value for name, value in hparams.items() if name in names}
+
+
+def _grad_norm(params) -> float:
+    return torch.linalg.vector_norm(torch.stack([p.grad.norm() for p in params])).item()
+
+
+@torch.no_grad()
+def output_change(model, batch, logits: torch.Tensor, scale: float, seed: int) -> float:
+    """Mean squared change of the logits when every weight matrix ``W`` gets
+    ``scale * std(W) * N(0, 1)`` noise; the noise is the same for every placement."""
+    generator = torch.Generator().manual_seed(seed)
+    for p in model.parameters():
+        if p.dim() >= 2:
+            noise = torch.randn(p.shape, generator=generator).to(p.device)
+            p.add_(noise * (scale * p.std()))
+    return (model(batch["src"], batch["tgt_in"]) - logits).pow(2).mean().item()
+
+
+def measure_twins(kwargs: dict, placements, batch, perturbation: float, device="cpu") -> dict:
+    """``{"loss", "grad_norm", "output_change"}`` per placement, for twins built from ``kwargs``.
+
+    Twins run in eval mode (no dropout): the measurement is of the function, not of noise.
+    """
+    batch = {k: v.to(device) for k, v in batch.items()}
+    results = {"loss": {}, "grad_norm": {}, "output_change": {}}
+    with torch.random.fork_rng(devices=[]):  # nn.Linear's own init draws from the global RNG
+        for placement in placements:
+            twin = Seq2SeqTransformer(**{**kwargs, "norm": placement}).to(device).eval()
+            logits = twin(batch["src"], batch["tgt_in"])  # [B, T, V]
+            loss = F.cross_entropy(
+                logits.flatten(0, 1), batch["tgt_out"].flatten(), ignore_index=PAD
+            )
+            loss.backward()
+            results["loss"][placement] = loss.item()
+            results["grad_norm"][placement] = {
+                stack: {
+                    group: [_grad_norm(weight_groups(layer)[group]) for layer in layers]
+                    for group in weight_groups(layers[0])
+                }
+                for stack, layers in stacks(twin).items()
+            }
+            if perturbation > 0:
+                results["output_change"][placement] = output_change(
+                    twin, batch, logits.detach(), perturbation, kwargs["init_seed"]
+                )
+    return results
+
+
+def grad_norm_by_layer_figure(grad_norm: GradNorms, title: str):
+    """Rows: encoder, decoder; columns: FFN W1, W2, self- and cross-attention; one line per
+    placement, the gradient norm against the layer (log scale)."""
+    figure = new_figure(3.0 * len(WEIGHT_GROUPS), 5.0)
+    figure.suptitle(title)
+    axes = figure.subplots(len(STACKS), len(WEIGHT_GROUPS), squeeze=False)
+    for row, stack in enumerate(STACKS):
+        for col, group in enumerate(WEIGHT_GROUPS):
+            ax = axes[row][col]
+            curves = {p: s[stack][group] for p, s in grad_norm.items() if group in s[stack]}
+            if not curves:
+                ax.set_axis_off()
+                continue
+            layers = range(len(next(iter(curves.values()))))
+            for placement, values in curves.items():
+                ax.plot(layers, values, marker="o", label=placement)
+            ax.set_yscale("log")
+            ax.set_title(f"{stack} {group}", fontsize=9)
+            ax.set_xlabel("layer")
+            ax.set_xticks(layers)
+            if col == 0:
+                ax.set_ylabel("gradient norm")
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    axes[0][-1].legend(handles, labels, loc="center", title="norm")  # the empty panel
+    return figure
+
+
+class NormComparison(L.Callback):
+    """Measures every placement in ``placements`` on twins at fit start (see module doc).
+
+    ``batch_size`` training examples (the datamodule's fixed first ones) make the batch;
+    ``perturbation`` is the relative noise of the output-change measurement (0: skip it).
+    """
+
+    def __init__(self, placements=NORM_PLACEMENTS, batch_size: int = 64, perturbation=0.01):
+        unknown = [p for p in placements if p not in NORM_PLACEMENTS]
+        if unknown:
+            raise ValueError(f"unknown placements {unknown}; allowed: {', '.join(NORM_PLACEMENTS)}")
+        self.placements = list(placements)
+        self.batch_size = batch_size
+        self.perturbation = perturbation
+
+    @rank_zero_only
+    def on_fit_start(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
+        if trainer.fast_dev_run:  # a smoke test, like Lightning's own checkpoints and monitors
+            return
+        kwargs = model_kwargs(pl_module.hparams)
+        if kwargs.get("init_seed") is None:  # the run drew from the global RNG; twins need a seed
+            kwargs["init_seed"] = 0
+        batch = trainer.datamodule.sample("train", self.batch_size)
+        results = measure_twins(kwargs, self.placements, batch, self.perturbation, pl_module.device)
+        run_dir = Path(trainer.default_root_dir)
+        record = {"model": kwargs, "batch_size": len(batch["src"]),
+                  "perturbation": self.perturbation, **results}  # fmt: skip
+        (run_dir / "norm_comparison.json").write_text(json.dumps(record, indent=2) + "\n")
+
+        for placement, by_stack in results["grad_norm"].items():
+            for stack, by_group in by_stack.items():
+                for group, values in by_group.items():
+                    for layer, value in enumerate(values):
+                        tag = f"norm_init/grad/{placement}/{stack}/{group}"
+                        log_scalars(trainer, {tag: value}, step=layer)
+        changes = {f"norm_init/output_change/{p}": v for p, v in results["output_change"].items()}
+        log_scalars(trainer, changes, step=0)
+        title = "gradient norm by layer at init: " + " vs ".join(self.placements)
+        figure = grad_norm_by_layer_figure(results["grad_norm"], title)
+        publish(trainer, "norm_init/grad_by_layer", figure, 0, run_dir / "norm_comparison.png")
+        last = {p: s["decoder"]["ffn.w2"][-1] for p, s in results["grad_norm"].items()}
+        log.info(
+            "gradient norm of the last decoder FFN W2 at init: %s",
+            ", ".join(f"{p} {v:.3g}" for p, v in last.items()),
+        )

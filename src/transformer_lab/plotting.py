@@ -1,0 +1,56 @@
+"""One way to make and publish a figure: to TensorBoard as an image, and as a PNG file
+(and :func:`log_scalars`, its counterpart for the numbers behind a figure).
+
+Figures are built with ``matplotlib.figure.Figure`` and rendered by the Agg canvas, never
+through ``pyplot``: nothing global is switched (a notebook importing the package keeps its
+backend), no window opens on a headless machine, and a figure needs no closing.
+The TensorBoard image and the PNG have the same pixels: ``size_inches * dpi``.
+"""
+
+from pathlib import Path
+
+import lightning as L
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from matplotlib.image import imsave
+
+DPI = 80
+
+
+def new_figure(width: float, height: float, layout: str | None = "constrained") -> Figure:
+    """A figure of ``width x height`` inches (constrained layout unless placed by hand)."""
+    return Figure(figsize=(width, height), dpi=DPI, layout=layout)
+
+
+def to_image(figure: Figure) -> np.ndarray:
+    """The rendered figure, ``[H, W, 3]`` uint8."""
+    canvas = FigureCanvasAgg(figure)
+    canvas.draw()
+    return np.asarray(canvas.buffer_rgba())[..., :3].copy()
+
+
+def save_png(figure: Figure, path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    FigureCanvasAgg(figure).print_png(str(path))
+    return path
+
+
+def publish(trainer: L.Trainer, tag: str, figure: Figure, step: int, png: Path | None) -> None:
+    """Log ``figure`` under ``tag`` to every TensorBoard logger and write it to ``png``.
+
+    Callers draw on global rank zero only, where Lightning's loggers write.
+    """
+    image = to_image(figure)  # drawn once for both
+    for logger in trainer.loggers:
+        if isinstance(logger, L.pytorch.loggers.TensorBoardLogger):
+            logger.experiment.add_image(tag, image, step, dataformats="HWC")
+    if png is not None:
+        png.parent.mkdir(parents=True, exist_ok=True)
+        imsave(png, image)
+
+
+def log_scalars(trainer: L.Trainer, metrics: dict[str, float], step: int) -> None:
+    """Write ``metrics`` at ``step`` to every logger, outside Lightning's ``log_every_n_steps``."""
+    for logger in trainer.loggers:
+        logger.log_metrics(metrics, step=step)

@@ -1,0 +1,51 @@
+"""A diverging run ends cleanly: stopped, last good weights kept, the divergence recorded."""
+
+import json
+
+import pytest
+import torch
+
+from transformer_lab.callbacks.divergence import DivergenceGuard
+from transformer_lab.lit_module import Seq2SeqLitModule
+from transformer_lab.train import train
+
+from .conftest import TINY
+
+HUGE_LR = [*TINY, "model.lr=1e3", "model.schedule=constant", "trainer.max_steps=30",
+           "trainer.val_check_interval=10", "~callbacks.attention_maps"]  # fmt: skip
+
+
+def test_a_huge_learning_rate_stops_the_run_with_diverged_and_the_step_in_metrics_json(
+    compose_train, tmp_path
+):
+    metrics = train(compose_train(HUGE_LR))
+    written = json.loads((tmp_path / "run" / "metrics.json").read_text())
+    assert written["diverged"] is True
+    assert 0 < written["diverged_at_step"] < 30
+    assert written["global_step"] == written["diverged_at_step"] + 1  # stopped at once
+    assert not any(key.startswith("test") for key in written)  # nothing left worth testing
+    assert all(not key.startswith("test") for key in metrics)
+
+
+def test_the_last_good_checkpoint_holds_finite_weights_that_load_with_weights_only(
+    compose_train, tmp_path
+):
+    train(compose_train(HUGE_LR))
+    path = tmp_path / "run" / "checkpoints" / "last_good.ckpt"
+    checkpoint = torch.load(path, weights_only=True)
+    assert all(torch.isfinite(w).all() for w in checkpoint["state_dict"].values())
+    assert "optimizer_states" not in checkpoint  # the optimizer's moments diverged too
+    Seq2SeqLitModule.load_from_checkpoint(path, weights_only=True)
+
+
+def test_a_normal_run_records_that_it_did_not_diverge(compose_train, tmp_path):
+    train(compose_train([*TINY, "trainer.max_steps=4", "trainer.val_check_interval=4",
+                         "~callbacks.attention_maps", "~callbacks.norm_comparison"]))  # fmt: skip
+    written = json.loads((tmp_path / "run" / "metrics.json").read_text())
+    assert (written["diverged"], written["diverged_at_step"]) == (False, None)
+    assert "test/seq_acc" in written
+
+
+def test_the_guard_rejects_a_non_positive_loss_factor():
+    with pytest.raises(ValueError, match="max_loss_factor must be > 0"):
+        DivergenceGuard(max_loss_factor=0)

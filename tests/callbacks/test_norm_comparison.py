@@ -1,0 +1,78 @@
+"""The twin comparison at initialisation reproduces Xiong et al. (2020) and Liu et al. (2020),
+and measures without touching the run."""
+
+from types import SimpleNamespace
+
+import pytest
+import torch
+
+from transformer_lab.callbacks.norm_comparison import NormComparison, measure_twins
+from transformer_lab.callbacks.stacks import STACKS
+from transformer_lab.data.datamodule import SyntheticDataModule
+from transformer_lab.lit_module import Seq2SeqLitModule
+from transformer_lab.model.residual import NORM_PLACEMENTS
+
+DATA = SyntheticDataModule(train_size=300, val_size=10, test_size=10, seed=0)
+
+
+def model(layers: int, **overrides) -> dict:
+    kwargs = dict(src_vocab_size=16, tgt_vocab_size=16, d_model=64, num_heads=4,
+                  num_encoder_layers=layers, num_decoder_layers=layers, d_ff=256, dropout=0.0,
+                  max_len=32, init_seed=0)  # fmt: skip
+    return {**kwargs, **overrides}
+
+
+@pytest.fixture(scope="module")
+def deep() -> dict:
+    """Every placement of a 6+6-layer model at init, on 32 training examples."""
+    return measure_twins(model(6), NORM_PLACEMENTS, DATA.sample("train", 32), 0.01)
+
+
+def test_post_norm_last_layer_ffn_gradients_exceed_pre_norm_ones_at_init(deep):
+    grads = deep["grad_norm"]
+    for stack in STACKS:
+        for matrix in ("ffn.w1", "ffn.w2"):
+            assert grads["post"][stack][matrix][-1] > 1.5 * grads["pre"][stack][matrix][-1]
+
+
+def test_post_norm_decoder_gradients_grow_toward_the_output_and_pre_norm_ones_do_not(deep):
+    post = deep["grad_norm"]["post"]["decoder"]["ffn.w2"]  # [layer 0 .. 5]
+    pre = deep["grad_norm"]["pre"]["decoder"]["ffn.w2"]
+    assert post[-1] > 3 * post[0]
+    assert pre[-1] < 1.2 * pre[0]
+
+
+def test_every_placement_has_a_finite_gradient_norm_for_every_layer_and_matrix(deep):
+    for placement in NORM_PLACEMENTS:
+        by_stack = deep["grad_norm"][placement]
+        assert set(by_stack["encoder"]) == {"ffn.w1", "ffn.w2", "self_attn"}
+        assert set(by_stack["decoder"]) == {"ffn.w1", "ffn.w2", "self_attn", "cross_attn"}
+        for by_group in by_stack.values():
+            for values in by_group.values():
+                assert len(values) == 6
+                assert all(0 < v < float("inf") for v in values)
+
+
+def test_output_change_under_weight_noise_is_larger_for_post_norm_and_grows_with_depth(deep):
+    shallow = measure_twins(model(2), ["post", "pre"], DATA.sample("train", 32), 0.01)
+    change = deep["output_change"]
+    assert change["post"] > 1.3 * change["pre"]
+    assert change["post"] > 1.3 * shallow["output_change"]["post"]
+
+
+def test_the_comparison_leaves_the_run_weights_and_the_global_rng_untouched(tmp_path):
+    module = Seq2SeqLitModule(**model(2, d_model=32, d_ff=64, num_heads=2))
+    trainer = SimpleNamespace(fast_dev_run=False, datamodule=DATA, default_root_dir=tmp_path,
+                              loggers=[])  # fmt: skip
+    weights = {k: v.clone() for k, v in module.state_dict().items()}
+    rng = torch.get_rng_state()
+    NormComparison(batch_size=8).on_fit_start(trainer, module)
+    assert torch.equal(torch.get_rng_state(), rng)
+    assert all(torch.equal(v, weights[k]) for k, v in module.state_dict().items())
+    assert (tmp_path / "norm_comparison.json").is_file()
+    assert (tmp_path / "norm_comparison.png").is_file()
+
+
+def test_unknown_placements_are_rejected_with_the_allowed_ones():
+    with pytest.raises(ValueError, match="allowed: post, pre, sandwich, deepnorm"):
+        NormComparison(placements=["post", "middle"])
