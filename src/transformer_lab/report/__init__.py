@@ -1,0 +1,95 @@
+"""The sweep report: ``python -m transformer_lab.report outputs/multirun/<sweep>``.
+
+Reads every job of a Hydra multirun (its overrides, ``metrics.json``, TensorBoard scalars
+and ``norm_comparison.json``) and writes ``report.md`` plus PNG figures into the sweep
+folder: final metrics per configuration (mean ± std over seeds), steps to a target
+``val/seq_acc``, diverged runs marked, the validation-loss curves grouped by
+``model/norm``, and the gradient norm by layer at initialisation per norm placement.
+It groups by whichever overrides vary, so it works on any sweep; jobs that have not
+finished (still running, killed, failed) are listed, and the finished ones still reported.
+"""
+
+import argparse
+import sys
+from pathlib import Path
+
+from transformer_lab.report.figures import FIGURES
+from transformer_lab.report.runs import NotASweep, Sweep, load_sweep
+from transformer_lab.report.table import configuration_table, output_change_table
+
+
+def _unfinished_lines(sweep: Sweep) -> list[str]:
+    lines = []
+    for run in sweep.unfinished:
+        if run.failure:
+            why = f"failed: {run.failure.get('error')}: {run.failure.get('message')}"
+        else:
+            why = "no metrics.json yet: still running, or stopped before the end"
+        lines.append(f"- `{run.name}`: {why}")
+    return lines
+
+
+def render(sweep: Sweep, target: float) -> str:
+    """``report.md`` of ``sweep``; writes its figures into the sweep folder on the way."""
+    keys = ", ".join(f"`{k}`" for k in sweep.config_keys) or "nothing (one configuration)"
+    lines = [
+        f"# Sweep report: {sweep.path.name}",
+        "",
+        f"{len(sweep.runs)} jobs, {len(sweep.finished)} finished; configurations differ by "
+        f"{keys}; runs of one configuration differ by `{sweep.replicate_key}`.",
+        "",
+        "## Final metrics",
+        "",
+        f"Mean ± sample std over the runs of each configuration; diverged runs are counted, "
+        f"not averaged. Steps: the first validation with `val/seq_acc` ≥ {target:g}.",
+        "",
+        configuration_table(sweep, target),
+    ]
+    if sweep.unfinished:
+        lines += ["", "## Not finished", "", *_unfinished_lines(sweep)]
+    lines += ["", "## Figures"]
+    for make in FIGURES:
+        for caption, file in make(sweep, sweep.path):
+            lines += ["", f"{caption}:", "", f"![{caption}]({file})"]
+    changes = output_change_table(sweep.architectures())
+    if changes:
+        lines += ["", "## Output change under weight noise at initialisation", "",
+                  "Mean squared change of the logits when every weight matrix gets noise "
+                  "of its std times the configured perturbation (Liu et al., 2020), "
+                  "per norm placement of the twins:", "", changes]  # fmt: skip
+    return "\n".join(lines) + "\n"
+
+
+def write_report(path: Path, target: float = 0.9, replicate_key: str = "seed") -> Path:
+    sweep = load_sweep(path, replicate_key)
+    if not sweep.finished:
+        raise NotASweep(
+            f"{path}: none of its {len(sweep.runs)} jobs has finished yet (no metrics.json); "
+            "nothing to report"
+        )
+    report = path / "report.md"
+    report.write_text(render(sweep, target))
+    return report
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m transformer_lab.report",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("sweep", type=Path, help="a multirun folder: outputs/multirun/<time>")
+    parser.add_argument(
+        "--target", type=float, default=0.9, help="the val/seq_acc to count steps to (0.9)"
+    )
+    parser.add_argument(
+        "--replicate-key", default="seed", help="the override whose runs are averaged (seed)"
+    )
+    args = parser.parse_args(argv)
+    try:
+        report = write_report(args.sweep, args.target, args.replicate_key)
+    except NotASweep as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    print(f"report: {report}")
+    return 0

@@ -1,0 +1,151 @@
+"""Reading a multirun sweep: its jobs, what each varied, and what each produced.
+
+A job folder is any subfolder with ``.hydra/overrides.yaml``. A job is *finished* when it
+wrote ``metrics.json`` (a diverged job is finished: divergence is a result), *failed* when
+it left ``failed.json``, and *incomplete* otherwise (still running, or killed).
+
+Runs are grouped into configurations by the overrides that vary across the sweep, except
+the replicate key (``seed``): runs of one configuration differ only by their seed.
+"""
+
+import json
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+from omegaconf import OmegaConf
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+# keep every scalar, skip the payloads the report never reads
+_SIZE_GUIDANCE = {"scalars": 0, "images": 1, "tensors": 1, "histograms": 1, "audio": 1}
+
+
+class NotASweep(ValueError):
+    """The folder holds no job of a Hydra multirun."""
+
+
+@dataclass
+class Run:
+    path: Path
+    overrides: dict[str, str]  # {"model/norm": "pre", "seed": "0", ...}
+    metrics: dict | None = None  # metrics.json; None until the job finished
+    failure: dict | None = None  # failed.json
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+    @property
+    def finished(self) -> bool:
+        return self.metrics is not None
+
+    @property
+    def diverged(self) -> bool:
+        return bool(self.metrics and self.metrics.get("diverged"))
+
+    @cached_property
+    def scalars(self) -> dict[str, list[tuple[int, float]]]:
+        """Every TensorBoard scalar tag as ``[(step, value), ...]``, in step order."""
+        events = EventAccumulator(str(self.path), size_guidance=_SIZE_GUIDANCE)
+        events.Reload()
+        return {
+            tag: sorted((e.step, e.value) for e in events.Scalars(tag))
+            for tag in events.Tags()["scalars"]
+        }
+
+    @cached_property
+    def norm_comparison(self) -> dict | None:
+        path = self.path / "norm_comparison.json"
+        return json.loads(path.read_text()) if path.is_file() else None
+
+
+def _read_json(path: Path) -> dict | None:
+    return json.loads(path.read_text()) if path.is_file() else None
+
+
+def read_run(path: Path) -> Run:
+    items = OmegaConf.load(path / ".hydra" / "overrides.yaml") or []
+    overrides = dict(item.split("=", 1) for item in items if "=" in item)
+    return Run(path, overrides, _read_json(path / "metrics.json"), _read_json(path / "failed.json"))
+
+
+def natural_key(value: str):
+    """Sort numbers by value and before words: 2 < 6 < 10 < post < pre."""
+    try:
+        return (0, float(value), value)
+    except ValueError:
+        return (1, 0.0, value)
+
+
+@dataclass
+class Sweep:
+    path: Path
+    runs: list[Run]  # every job, finished or not
+    replicate_key: str = "seed"
+    varying: list[str] = field(init=False)  # the override keys that differ between jobs
+
+    def __post_init__(self):
+        keys = sorted({key for run in self.runs for key in run.overrides})
+        self.varying = [k for k in keys if len({r.overrides.get(k) for r in self.runs}) > 1]
+
+    @property
+    def config_keys(self) -> list[str]:
+        """The overrides that make a configuration: all varying ones but the replicate key."""
+        return [k for k in self.varying if k != self.replicate_key]
+
+    def config_of(self, run: Run) -> tuple[str, ...]:
+        return tuple(run.overrides.get(k, "(default)") for k in self.config_keys)
+
+    @property
+    def finished(self) -> list[Run]:
+        return [r for r in self.runs if r.finished]
+
+    @property
+    def unfinished(self) -> list[Run]:
+        return [r for r in self.runs if not r.finished]
+
+    def configurations(self) -> dict[tuple[str, ...], list[Run]]:
+        """Finished runs by configuration, configurations in natural order of their values."""
+        groups: dict[tuple[str, ...], list[Run]] = {}
+        for run in self.finished:
+            groups.setdefault(self.config_of(run), []).append(run)
+        return dict(sorted(groups.items(), key=lambda kv: [natural_key(v) for v in kv[0]]))
+
+    def architectures(self) -> dict[str, list[dict]]:
+        """The finished runs' ``norm_comparison.json`` records by the model they measured.
+
+        Twins differ from the run only in ``norm``, so records of runs that differ only in
+        norm or seed describe one architecture. Each is named by the model arguments in
+        which the sweep's architectures differ (``"num_encoder_layers=6"``).
+        """
+        records = [r.norm_comparison for r in self.finished if r.norm_comparison]
+
+        def architecture(record: dict) -> dict:
+            return {k: v for k, v in record["model"].items() if k not in ("norm", "init_seed")}
+
+        keys = sorted({k for record in records for k in architecture(record)})
+        differing = [k for k in keys
+                     if len({str(architecture(r).get(k)) for r in records}) > 1]  # fmt: skip
+        groups: dict[str, list[dict]] = {}
+        for record in records:
+            name = ", ".join(f"{k}={architecture(record).get(k)}" for k in differing)
+            groups.setdefault(name or "the sweep's one architecture", []).append(record)
+        return groups
+
+
+def load_sweep(path: Path, replicate_key: str = "seed") -> Sweep:
+    """The sweep in ``path``, or :class:`NotASweep` saying what the folder is instead."""
+    if not path.is_dir():
+        raise NotASweep(f"{path} is not a folder")
+    if (path / ".hydra").is_dir():
+        raise NotASweep(
+            f"{path} is a single run, not a sweep; pass a multirun folder "
+            "(outputs/multirun/<time>/) whose subfolders are the jobs"
+        )
+    jobs = sorted(p.parent.parent for p in path.glob("*/.hydra/overrides.yaml"))
+    if not jobs:
+        raise NotASweep(
+            f"{path} holds no job folders (subfolders with .hydra/overrides.yaml); "
+            "pass a multirun folder, e.g. outputs/multirun/<time>/"
+        )
+    return Sweep(path, [read_run(job) for job in jobs], replicate_key)

@@ -1,0 +1,30 @@
+"""One tiny real sweep through the command line, shared by the report tests: two learning
+rates x two seeds, where the huge learning rate diverges."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+TINY = ["data.train_size=256", "data.val_size=32", "data.test_size=32", "data.batch_size=32",
+        "model.d_model=32", "model.d_ff=64", "model.num_heads=2", "trainer.accelerator=cpu",
+        "trainer.max_steps=8", "trainer.val_check_interval=4", "model.schedule=constant",
+        "samples=0", "~callbacks.progress_bar", "~callbacks.attention_maps"]  # fmt: skip
+SWEEP = ["model.lr=1e-3,1e3", "seed=0,1"]
+
+# a tiny model gains nothing from intra-op threads, and loses a lot when the CPU is shared
+ONE_THREAD = {**os.environ, "OMP_NUM_THREADS": "1"}
+
+
+@pytest.fixture(scope="package")
+def tiny_sweep(tmp_path_factory):
+    """``(completed process, sweep folder)`` of ``-m model.lr=1e-3,1e3 seed=0,1``."""
+    root = tmp_path_factory.mktemp("tiny_sweep")
+    command = [sys.executable, "-m", "transformer_lab.train", "-m", *SWEEP, *TINY,
+               f"paths.outputs_root={root}"]  # fmt: skip
+    result = subprocess.run(
+        command, cwd=root, capture_output=True, text=True, env=ONE_THREAD, timeout=600
+    )
+    (sweep,) = (root / "multirun").iterdir()
+    return result, sweep

@@ -1,0 +1,95 @@
+"""The sweep report on a tiny real sweep (two learning rates x two seeds, see conftest)."""
+
+import json
+import shutil
+import statistics
+
+import pytest
+
+from transformer_lab.report import main
+from transformer_lab.report.runs import load_sweep
+
+pytestmark = pytest.mark.slow  # the shared sweep takes ~15 s
+
+
+def table(report: str) -> tuple[list[str], list[list[str]]]:
+    """The header and the body rows of the final-metrics table, as cells."""
+    lines = report.split("## Final metrics")[1].split("\n## ")[0].splitlines()
+    cells = [[c.strip() for c in line.strip("| ").split(" | ")] for line in lines
+             if line.startswith("| ")]  # fmt: skip
+    return cells[0], cells[2:]
+
+
+def table_rows(report: str) -> list[list[str]]:
+    return table(report)[1]
+
+
+@pytest.fixture(scope="module")
+def report(tiny_sweep) -> str:
+    _, sweep = tiny_sweep
+    assert main([str(sweep)]) == 0
+    return (sweep / "report.md").read_text()
+
+
+def test_the_report_has_one_row_per_configuration_and_its_figures(tiny_sweep, report):
+    _, sweep = tiny_sweep
+    rows = table_rows(report)
+    assert [(row[0], row[1]) for row in rows] == [("0.001", "2"), ("1000.0", "2")]  # lr, runs
+    assert "configurations differ by `model.lr`" in report
+    for figure in ("val_loss.png", "grad_norm_by_layer.png"):
+        assert (sweep / figure).stat().st_size > 1000
+        assert f"({figure})" in report
+
+
+def test_final_metrics_are_the_mean_and_std_over_seeds_of_the_runs_metrics(tiny_sweep, report):
+    _, sweep = tiny_sweep
+    runs = load_sweep(sweep).configurations()[("0.001",)]
+    losses = [r.metrics["val/loss"] for r in runs]
+    expected = f"{statistics.fmean(losses):.4f} ± {statistics.stdev(losses):.4f}"
+    header, rows = table(report)
+    assert rows[0][header.index("val/loss")] == expected
+
+
+def test_diverged_runs_are_marked_with_their_steps_and_left_out_of_the_means(report):
+    low, huge = table_rows(report)
+    assert low[2] == "0/2"
+    assert huge[2].startswith("**2/2** (step ")
+    assert huge[3] == "—"  # val/loss: no run to average
+
+
+def test_steps_to_target_are_the_first_validation_reaching_it(tiny_sweep):
+    _, sweep = tiny_sweep
+    assert main([str(sweep), "--target", "0"]) == 0
+    first_val_step = load_sweep(sweep).finished[0].scalars["val/seq_acc"][0][0]
+    low = table_rows((sweep / "report.md").read_text())[0]
+    assert low[-2] == f"{first_val_step} ± 0"  # both seeds validate at the same steps
+    assert main([str(sweep)]) == 0  # leave the default report for the other tests
+
+
+def test_a_partial_sweep_is_still_reported_and_lists_its_unfinished_jobs(tiny_sweep, tmp_path):
+    _, sweep = tiny_sweep
+    partial = shutil.copytree(sweep, tmp_path / "partial")
+    configurations = load_sweep(partial).configurations()
+    running, failed = configurations[("0.001",)][0].path, configurations[("1000.0",)][0].path
+    (running / "metrics.json").unlink()
+    (failed / "metrics.json").unlink()
+    (failed / "failed.json").write_text(json.dumps({"error": "RuntimeError", "message": "boom"}))
+    assert main([str(partial)]) == 0
+    report = (partial / "report.md").read_text()
+    assert [(row[0], row[1]) for row in table_rows(report)] == [("0.001", "1"), ("1000.0", "1")]
+    assert f"`{running.name}`: no metrics.json yet" in report
+    assert f"`{failed.name}`: failed: RuntimeError: boom" in report
+
+
+def test_a_folder_that_is_not_a_sweep_gets_a_clear_message(tiny_sweep, tmp_path, capsys):
+    _, sweep = tiny_sweep
+    assert main([str(tmp_path)]) == 2
+    assert "holds no job folders" in capsys.readouterr().err
+    job = next(p for p in sweep.iterdir() if (p / ".hydra").is_dir())
+    assert main([str(job)]) == 2
+    assert "is a single run, not a sweep" in capsys.readouterr().err
+    unfinished = shutil.copytree(sweep, tmp_path / "unfinished")
+    for metrics in unfinished.glob("*/metrics.json"):
+        metrics.unlink()
+    assert main([str(unfinished)]) == 2
+    assert "none of its 4 jobs has finished" in capsys.readouterr().err
