@@ -1,0 +1,1 @@
+"""Speed benchmarks against peers: ``python -m transformer_lab.bench``."""

@@ -1,0 +1,107 @@
+"""``python -m transformer_lab.bench [--quick] [--json PATH] [--threads N]``.
+
+Measures, in one process: training throughput of our model against the same model on
+``torch.nn.Transformer``; the Lightning fit loop against a plain PyTorch loop; greedy
+decoding with the KV cache against recomputation; the attention-map path against the
+fast path; model FLOP/s against this machine's dense matmul; peak step memory; the
+``model.compile`` and ``trainer.precision=bf16-mixed`` options; one thread against
+torch's default. ``--quick`` runs a toy
+version of everything (the smoke test) whose numbers mean nothing.
+"""
+
+import argparse
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import torch
+
+from transformer_lab.bench import efficiency, inference, loop, options, training
+from transformer_lab.bench.rows import Row, print_table, unavailable, write_json
+from transformer_lab.bench.workloads import D256, MAIN, QUICK, Size
+
+
+@dataclass(frozen=True)
+class Plan:
+    sizes: tuple[Size, ...]  # the large one first
+    calls: dict[str, int]  # training steps per timed round, by size label
+    rounds: int
+    loop_overrides: tuple[str, ...]  # on top of the main job's config
+    loop_steps: int
+    new_tokens: int
+    matmul_n: int
+    compile: bool
+
+
+FULL = Plan(
+    sizes=(D256, MAIN),
+    calls={"d256": 3, "d64": 20},
+    rounds=5,
+    loop_overrides=("data.train_size=20000",),
+    loop_steps=50,
+    new_tokens=128,
+    matmul_n=1024,
+    compile=True,
+)
+QUICK_PLAN = Plan(
+    sizes=(QUICK,),
+    calls={"d16": 1},
+    rounds=1,
+    loop_overrides=(
+        *("data.train_size=256", "data.val_size=8", "data.test_size=8", "data.batch_size=8"),
+        *("model.d_model=16", "model.num_heads=2", "model.d_ff=32"),
+    ),
+    loop_steps=2,
+    new_tokens=8,
+    matmul_n=64,
+    compile=False,
+)
+
+
+def run(plan: Plan) -> list[Row]:
+    big, main = plan.sizes[0], plan.sizes[-1]
+    calls, rounds = plan.calls, plan.rounds
+    rows = [
+        training.throughput(size, norm, calls[size.label], rounds)
+        for size in plan.sizes
+        for norm in ("post", "pre")
+    ]
+    rows.append(loop.overhead(list(plan.loop_overrides), plan.loop_steps, rounds))
+    rows.append(inference.greedy(replace(main, batch=16), plan.new_tokens, rounds))
+    rows.append(inference.attention_maps(big, calls[big.label], rounds))
+    matmul = efficiency.matmul_flops_per_second(plan.matmul_n, 3, rounds)
+    rows += [
+        efficiency.model_flop_fraction(size, "post", calls[size.label], rounds, matmul)
+        for size in plan.sizes
+    ]
+    rows.append(efficiency.peak_memory(big, "post"))
+    rows += [options.bf16_mixed(size, calls[size.label], rounds) for size in plan.sizes]
+    rows.append(options.one_thread(main, calls[main.label], rounds))
+    if plan.compile:
+        rows += options.compiled(main, calls[main.label], rounds)
+    else:
+        why = "skipped by --quick (compiling takes minutes)"
+        rows.append(unavailable("train tokens/s: torch.compile / eager", "tokens/s", why))
+    return rows
+
+
+def main(argv: list[str] | None = None) -> list[Row]:
+    parser = argparse.ArgumentParser(
+        prog="python -m transformer_lab.bench",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--quick", action="store_true", help="a toy run for the smoke test")
+    parser.add_argument("--json", type=Path, help="also write the rows to this JSON file")
+    parser.add_argument("--threads", type=int, help="torch intra-op threads (default: torch's)")
+    args = parser.parse_args(argv)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    rows = run(QUICK_PLAN if args.quick else FULL)
+    print_table(rows, f"transformer_lab.bench ({torch.get_num_threads()} threads)")
+    if args.json:
+        write_json(rows, args.json)
+    return rows
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,78 @@
+"""How much of the machine a training step uses: FLOP/s against dense matmul, peak memory.
+
+FLOPs per step come from ``torch.utils.flop_counter`` (matmuls and attention, forward and
+backward), so "model FLOP/s" counts the work the model needs, not what the kernels did.
+The machine's dense matmul rate is measured in the same process, on the same threads.
+
+Peak memory on a CPU has no ``max_memory_allocated``; the profiler's allocation events
+give it instead: the bytes held before the step (weights, buffers, optimizer state) plus
+the highest running total of what the step allocates and frees.
+"""
+
+import torch
+from torch.profiler import ProfilerActivity, profile
+from torch.utils.flop_counter import FlopCounterMode
+
+from transformer_lab.bench.rows import Row
+from transformer_lab.bench.timing import seconds_per_call
+from transformer_lab.bench.training import build
+from transformer_lab.bench.workloads import Size, random_batch, train_step
+
+MiB = 2**20
+
+
+def matmul_flops_per_second(n: int, calls: int, rounds: int) -> float:
+    """Dense fp32 ``[n, n] @ [n, n]`` FLOP/s: the machine's practical peak."""
+    a, b = torch.randn(n, n), torch.randn(n, n)
+    seconds = seconds_per_call({"mm": lambda: a @ b}, calls, rounds, warmup=2)["mm"]
+    return 2 * n**3 / seconds
+
+
+def model_flop_fraction(size: Size, norm: str, calls: int, rounds: int, matmul: float) -> Row:
+    """Model FLOP/s of a training step over the ``matmul`` FLOP/s measured beside it."""
+    ours, optimizer = build(size, norm)
+    batch = random_batch(size)
+    with FlopCounterMode(display=False) as counter:
+        train_step(ours, optimizer, batch)
+    step = seconds_per_call({"ours": lambda: train_step(ours, optimizer, batch)},
+                            calls, rounds, warmup=2)["ours"]  # fmt: skip
+    return Row(
+        f"train FLOP/s, {size.label} {norm}-norm: ours / dense fp32 matmul "
+        "(utilisation; higher is better)",
+        counter.get_total_flops() / step,
+        matmul,
+        "FLOP/s",
+    )
+
+
+def _resident_bytes(model: torch.nn.Module, optimizer: torch.optim.Optimizer) -> int:
+    tensors = [*model.parameters(), *model.buffers()]
+    tensors += [t for state in optimizer.state.values() for t in state.values()
+                if isinstance(t, torch.Tensor)]  # fmt: skip
+    return sum(t.numel() * t.element_size() for t in tensors)
+
+
+def peak_step_bytes(model: torch.nn.Module, optimizer, batch: dict) -> int:
+    """Resident bytes plus the highest running total a step allocates (after warm-up)."""
+    train_step(model, optimizer, batch)  # the optimizer state exists from here on
+    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+        train_step(model, optimizer, batch)
+    events = prof.profiler.kineto_results.events()
+    changes = sorted((e.start_ns(), e.nbytes()) for e in events if e.name() == "[memory]")
+    running = highest = 0
+    for _, nbytes in changes:
+        running += nbytes
+        highest = max(highest, running)
+    return _resident_bytes(model, optimizer) + highest
+
+
+def peak_memory(size: Size, norm: str) -> Row:
+    (ours, ours_opt), (peer, peer_opt) = build(size, norm), build(size, norm, peer=True)
+    batch = random_batch(size)
+    return Row(
+        f"train-step peak memory, {size.label} {norm}-norm: ours / nn.Transformer "
+        "(lower is better)",
+        peak_step_bytes(ours, ours_opt, batch) / MiB,
+        peak_step_bytes(peer, peer_opt, batch) / MiB,
+        "MiB",
+    )

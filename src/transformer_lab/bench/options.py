@@ -1,0 +1,107 @@
+"""The speed options a run can switch on: ``model.compile`` and ``trainer.precision``.
+
+Each is measured against the plain fp32 eager model at the same size, dropout 0.1, in
+the same process. ``torch.compile`` needs a working compiler toolchain; where it fails,
+the row says so instead of the benchmark crashing. Its first step (tracing and code
+generation, or a cache hit) is reported apart from the steady-state throughput, since
+on a short run that one step can outweigh everything the compiled steps save.
+"""
+
+import time
+
+import torch
+
+from transformer_lab.bench.rows import Row, unavailable
+from transformer_lab.bench.timing import seconds_per_call
+from transformer_lab.bench.training import build
+from transformer_lab.bench.workloads import Size, loss, random_batch, train_step
+
+
+def compiled(size: Size, calls: int, rounds: int) -> list[Row]:
+    """Steady-state tokens/s and first-step seconds, ``torch.compile`` vs eager."""
+    name = f"train tokens/s, {size.label} post-norm: torch.compile / eager (higher is better)"
+    model, optimizer = build(size, "post")
+    eager, eager_optimizer = build(size, "post")
+    batch = random_batch(size)
+    model.compile()
+    start = time.perf_counter()
+    try:
+        train_step(model, optimizer, batch)
+    except Exception as error:  # no compiler, an unsupported op: report, don't crash
+        return [unavailable(name, "tokens/s", f"{type(error).__name__}: {error}"[:120])]
+    first_compiled = time.perf_counter() - start
+    start = time.perf_counter()
+    train_step(eager, eager_optimizer, batch)
+    first_eager = time.perf_counter() - start
+    seconds = seconds_per_call(
+        {
+            "compiled": lambda: train_step(model, optimizer, batch),
+            "eager": lambda: train_step(eager, eager_optimizer, batch),
+        },
+        calls=calls, rounds=rounds, warmup=2,
+    )  # fmt: skip
+    return [
+        Row(name, size.tokens / seconds["compiled"], size.tokens / seconds["eager"], "tokens/s"),
+        Row(
+            f"first train step s, {size.label} post-norm: torch.compile / eager (lower is better)",
+            first_compiled,
+            first_eager,
+            "s",
+        ),
+    ]
+
+
+def bf16_mixed(size: Size, calls: int, rounds: int) -> Row:
+    """``trainer.precision=bf16-mixed`` is autocast to bfloat16 around the forward pass."""
+    model, optimizer = build(size, "post")
+    batch = random_batch(size)
+
+    def mixed_step() -> None:
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            step_loss = loss(model, batch)
+        step_loss.backward()
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+
+    seconds = seconds_per_call(
+        {"bf16": mixed_step, "fp32": lambda: train_step(model, optimizer, batch)},
+        calls=calls, rounds=rounds, warmup=2,
+    )  # fmt: skip
+    return Row(
+        f"train tokens/s, {size.label} post-norm: bf16-mixed / fp32 (higher is better)",
+        size.tokens / seconds["bf16"],
+        size.tokens / seconds["fp32"],
+        "tokens/s",
+    )
+
+
+def one_thread(size: Size, calls: int, rounds: int) -> Row:
+    """One intra-op thread against torch's default, at the same size.
+
+    Small matmuls gain little from a second thread and pay for every hand-off, and when
+    other jobs share the cores, waiting threads steal time from each other's work.
+    """
+    name = f"train tokens/s, {size.label} post-norm: 1 thread / {torch.get_num_threads()} threads"
+    threads = torch.get_num_threads()
+    if threads == 1:
+        return unavailable(name, "tokens/s", "torch already uses 1 thread")
+    model, optimizer = build(size, "post")
+    batch = random_batch(size)
+
+    def step_on(n: int) -> None:
+        torch.set_num_threads(n)
+        try:
+            train_step(model, optimizer, batch)
+        finally:
+            torch.set_num_threads(threads)
+
+    seconds = seconds_per_call(
+        {"one": lambda: step_on(1), "default": lambda: step_on(threads)},
+        calls=calls, rounds=rounds, warmup=2,
+    )  # fmt: skip
+    return Row(
+        f"{name} (higher is better)",
+        size.tokens / seconds["one"],
+        size.tokens / seconds["default"],
+        "tokens/s",
+    )

@@ -1,0 +1,31 @@
+"""Timing on a shared, noisy CPU: warm up, alternate the contenders, report medians.
+
+Other processes come and go while a benchmark runs, so timing A for a while and then B
+for a while would compare two different machines. :func:`seconds_per_call` instead runs
+the contenders in alternating rounds (the order flipped every round) and keeps each
+one's median round, which drops rounds that a burst of outside load slowed down.
+"""
+
+import statistics
+import time
+from collections.abc import Callable
+
+
+def seconds_per_call(
+    contenders: dict[str, Callable[[], object]], calls: int, rounds: int, warmup: int
+) -> dict[str, float]:
+    """The median over ``rounds`` of each contender's mean seconds per call."""
+    for fn in contenders.values():
+        for _ in range(warmup):
+            fn()
+    samples: dict[str, list[float]] = {name: [] for name in contenders}
+    order = list(contenders)
+    for _ in range(rounds):
+        for name in order:
+            fn = contenders[name]
+            start = time.perf_counter()
+            for _ in range(calls):
+                fn()
+            samples[name].append((time.perf_counter() - start) / calls)
+        order.reverse()
+    return {name: statistics.median(times) for name, times in samples.items()}

@@ -1,0 +1,68 @@
+"""The benchmark runs end to end in its ``--quick`` toy mode, so it never rots.
+
+No timing is asserted: the numbers of a toy run on a shared machine mean nothing.
+"""
+
+import json
+import math
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from transformer_lab.bench.inference import greedy_outputs
+from transformer_lab.bench.workloads import QUICK
+
+ROW_KEYS = {"name", "ours", "peer", "unit", "ratio"}
+COMPARISONS = (
+    "nn.Transformer",
+    "Lightning / plain",
+    "KV cache / recompute",
+    "attention maps",
+    "dense fp32 matmul",
+    "peak memory",
+    "bf16-mixed / fp32",
+    "torch.compile",
+)
+
+
+@pytest.fixture(scope="module")
+def rows(tmp_path_factory):
+    path = tmp_path_factory.mktemp("bench") / "rows.json"
+    command = [sys.executable, "-m", "transformer_lab.bench", "--quick", "--threads", "1",
+               "--json", str(path)]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(path.read_text())
+
+
+def test_every_row_has_name_ours_peer_unit_and_ratio_ours_over_peer(rows):
+    for row in rows:
+        assert set(row) == ROW_KEYS
+        assert isinstance(row["name"], str) and isinstance(row["unit"], str)
+        if row["ratio"] is None:
+            assert "unavailable" in row["name"]
+            continue
+        assert row["ours"] > 0 and row["peer"] > 0
+        assert math.isclose(row["ratio"], row["ours"] / row["peer"])
+
+
+def test_every_comparison_of_the_issue_has_a_row_that_names_its_direction(rows):
+    names = [row["name"] for row in rows]
+    for comparison in COMPARISONS:
+        assert any(comparison in name for name in names), comparison
+    for row in rows:
+        if row["ratio"] is not None:
+            assert "higher is better" in row["name"] or "lower is better" in row["name"]
+
+
+def test_the_decoding_row_reports_identical_outputs(rows):
+    (decoding,) = [row for row in rows if "KV cache" in row["name"]]
+    assert "identical outputs" in decoding["name"]
+
+
+def test_cached_and_recomputed_greedy_decoding_give_identical_tokens():
+    cached, recomputed = greedy_outputs(QUICK, new_tokens=12)
+    assert cached.shape == (QUICK.batch, 13)
+    assert torch.equal(cached, recomputed)
