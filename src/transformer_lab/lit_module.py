@@ -93,6 +93,7 @@ class Seq2SeqLitModule(L.LightningModule):
         schedule: str = "noam",
         warmup_steps: int = 400,
         label_smoothing: float = 0.0,
+        compile: bool = False,
     ):
         super().__init__()
         if not 0.0 <= label_smoothing < 1.0:
@@ -104,6 +105,8 @@ class Seq2SeqLitModule(L.LightningModule):
             num_decoder_layers, d_ff, dropout, norm, pos_encoding, activation, max_len,
             tie_embeddings, init_seed, norm_type,
         )  # fmt: skip
+        if compile:  # lazily, at the first call; the state_dict keys stay the same
+            self.model.compile()
         # a source holds at most max_len - 1 words (and EOS)
         self.metrics = nn.ModuleDict({stage: StageMetrics(max_len) for stage in self.EVAL_STAGES})
         self.beam_size, self.length_penalty = 1, 0.0  # how seq_acc decodes
