@@ -13,16 +13,16 @@ CONF_DIR = Path(__file__).resolve().parents[1] / "conf"
 
 @pytest.fixture
 def compose_train(tmp_path):
-    """``compose_train(overrides) -> cfg`` with the Hydra runtime pointed into ``tmp_path``."""
+    """``compose_train(overrides, run) -> cfg``, the Hydra runtime pointed at ``tmp_path/run``."""
 
-    def _compose(overrides=()):
+    def _compose(overrides=(), run="run"):
         GlobalHydra.instance().clear()
         with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
             cfg = compose("train", overrides=list(overrides), return_hydra_config=True)
         with open_dict(cfg):
-            cfg.hydra.runtime.output_dir = str(tmp_path / "run")
+            cfg.hydra.runtime.output_dir = str(tmp_path / run)
             cfg.hydra.job.num = 0
-        (tmp_path / "run").mkdir(exist_ok=True)
+        (tmp_path / run).mkdir(exist_ok=True)
         HydraConfig.instance().set_config(cfg)
         with open_dict(cfg):
             del cfg["hydra"]  # the job sees its config without the hydra node, as in the CLI

@@ -63,12 +63,23 @@ def test_checkpoint_loads_with_weights_only_and_rebuilds_the_model(compose_train
     )
 
 
-def test_same_seed_gives_identical_metrics_and_another_seed_does_not(compose_train):
-    first = train(compose_train([*TINY, "seed=0"]))
-    again = train(compose_train([*TINY, "seed=0"]))
-    other = train(compose_train([*TINY, "seed=1"]))
+def test_same_seed_gives_identical_metrics_and_weights_and_another_seed_does_not(
+    compose_train, tmp_path
+):
+    def run(seed, name):
+        cfg = compose_train([*TINY, f"seed={seed}", "trainer.deterministic=true"], run=name)
+        metrics = train(cfg)
+        last = tmp_path / name / "checkpoints" / "last.ckpt"
+        return metrics, torch.load(last, weights_only=True)["state_dict"]
+
+    (first, first_weights), (again, again_weights) = run(0, "first"), run(0, "again")
+    other, other_weights = run(1, "other")
     assert first == again
+    assert all(torch.equal(first_weights[k], again_weights[k]) for k in first_weights)
     assert first["val/loss"] != other["val/loss"]
+    assert not torch.equal(
+        first_weights["model.output.weight"], other_weights["model.output.weight"]
+    )
 
 
 @pytest.mark.slow
