@@ -34,7 +34,7 @@ class Plan:
 
 FULL = Plan(
     sizes=(D256, MAIN),
-    calls={"d256": 3, "d64": 20},
+    calls={"d256": 2, "d64": 20},
     rounds=5,
     loop_overrides=("data.train_size=20000",),
     loop_steps=50,
@@ -60,17 +60,18 @@ QUICK_PLAN = Plan(
 def run(plan: Plan) -> list[Row]:
     big, main = plan.sizes[0], plan.sizes[-1]
     calls, rounds = plan.calls, plan.rounds
-    rows = [
-        training.throughput(size, norm, calls[size.label], rounds)
+    trained = {
+        (size, norm): training.throughput(size, norm, calls[size.label], rounds)
         for size in plan.sizes
         for norm in ("post", "pre")
-    ]
+    }
+    rows = list(trained.values())
     rows.append(loop.overhead(list(plan.loop_overrides), plan.loop_steps, rounds))
     rows.append(inference.greedy(replace(main, batch=16), plan.new_tokens, rounds))
     rows.append(inference.attention_maps(big, calls[big.label], rounds))
     matmul = efficiency.matmul_flops_per_second(plan.matmul_n, 3, rounds)
     rows += [
-        efficiency.model_flop_fraction(size, "post", calls[size.label], rounds, matmul)
+        efficiency.model_flop_fraction(size, "post", trained[size, "post"].ours, matmul)
         for size in plan.sizes
     ]
     rows.append(efficiency.peak_memory(big, "post"))

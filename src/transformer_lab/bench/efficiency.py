@@ -2,7 +2,8 @@
 
 FLOPs per step come from ``torch.utils.flop_counter`` (matmuls and attention, forward and
 backward), so "model FLOP/s" counts the work the model needs, not what the kernels did.
-The machine's dense matmul rate is measured in the same process, on the same threads.
+The step rate is the one measured against the peer, and the machine's dense matmul rate
+is measured in the same process, on the same threads.
 
 Peak memory on a CPU has no ``max_memory_allocated``; the profiler's allocation events
 give it instead: the bytes held before the step (weights, buffers, optimizer state) plus
@@ -28,18 +29,16 @@ def matmul_flops_per_second(n: int, calls: int, rounds: int) -> float:
     return 2 * n**3 / seconds
 
 
-def model_flop_fraction(size: Size, norm: str, calls: int, rounds: int, matmul: float) -> Row:
-    """Model FLOP/s of a training step over the ``matmul`` FLOP/s measured beside it."""
+def model_flop_fraction(size: Size, norm: str, tokens_per_second: float, matmul: float) -> Row:
+    """Model FLOP/s of a training step, at the throughput measured for it, over ``matmul``."""
     ours, optimizer = build(size, norm)
-    batch = random_batch(size)
     with FlopCounterMode(display=False) as counter:
-        train_step(ours, optimizer, batch)
-    step = seconds_per_call({"ours": lambda: train_step(ours, optimizer, batch)},
-                            calls, rounds, warmup=2)["ours"]  # fmt: skip
+        train_step(ours, optimizer, random_batch(size))
+    steps_per_second = tokens_per_second / size.tokens
     return Row(
         f"train FLOP/s, {size.label} {norm}-norm: ours / dense fp32 matmul "
         "(utilisation; higher is better)",
-        counter.get_total_flops() / step,
+        counter.get_total_flops() * steps_per_second,
         matmul,
         "FLOP/s",
     )
