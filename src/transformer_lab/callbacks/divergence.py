@@ -28,6 +28,7 @@ class DivergenceGuard(L.Callback):
         if max_loss_factor <= 0:
             raise ValueError(f"max_loss_factor must be > 0; got {max_loss_factor}")
         self.max_loss_factor = max_loss_factor
+        self.max_loss = math.inf  # factor x ln(tgt_vocab_size), set at fit start
         self.dirpath = dirpath
         self.diverged_at_step: int | None = None
         self.last_good_step: int | None = None

@@ -41,7 +41,8 @@ def render(sweep: Sweep, target: float) -> str:
         "## Final metrics",
         "",
         f"Mean ± sample std over the runs of each configuration; diverged runs are counted, "
-        f"not averaged. Steps: the first validation with `val/seq_acc` ≥ {target:g}.",
+        f"not averaged. Steps: the first validation with `val/seq_acc` ≥ {target:g}, as "
+        "TensorBoard's step (Lightning logs the validation after update n at step n − 1).",
         "",
         configuration_table(sweep, target),
     ]

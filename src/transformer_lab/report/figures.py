@@ -38,7 +38,7 @@ def val_loss_curves(sweep: Sweep, folder: Path) -> list[tuple[str, str]]:
     columns = min(3, len(panels))
     rows = math.ceil(len(panels) / columns)
     figure = new_figure(4.2 * columns, 3.2 * rows + 0.4)
-    axes = figure.subplots(rows, columns, squeeze=False).flatten()
+    axes = figure.subplots(rows, columns, squeeze=False, sharey=True).flatten()
     for ax, (panel, panel_runs) in zip(axes, panels.items(), strict=False):
         for value, group in _groups(panel_runs, colour_keys).items():
             for i, run in enumerate(group):
@@ -47,9 +47,6 @@ def val_loss_curves(sweep: Sweep, folder: Path) -> list[tuple[str, str]]:
                 ax.plot(steps, values, color=colour_of[value], alpha=0.8, label=label)
                 if run.diverged:
                     ax.plot(steps[-1], values[-1], "x", color=colour_of[value], markersize=9)
-        low, high = ax.get_ylim()
-        if low > 0 and high / low > 10:  # losses that fall by orders of magnitude
-            ax.set_yscale("log")
         ax.set_title(", ".join(f"{k}={v}" for k, v in zip(panel_keys, panel, strict=True)),
                      fontsize=8)  # fmt: skip
         ax.set_xlabel("step")
@@ -58,8 +55,14 @@ def val_loss_curves(sweep: Sweep, folder: Path) -> list[tuple[str, str]]:
             ax.legend(title=colour_keys[0], fontsize=7, title_fontsize=7)
     for ax in axes[len(panels) :]:
         ax.set_axis_off()
+    values = [v for r in runs for _, v in r.scalars["val/loss"]]
+    if min(values) > 0 and max(values) / min(values) > 10:  # losses over orders of magnitude
+        axes[0].set_yscale("log")  # shared by every panel
     save_png(figure, folder / "val_loss.png")
-    caption = "Validation loss of every run, one line per seed; × marks where a run diverged"
+    caption = (
+        "Validation loss of every run against the TensorBoard step, one line per seed; "
+        "× marks a diverged run's last validation"
+    )
     return [(caption, "val_loss.png")]
 
 

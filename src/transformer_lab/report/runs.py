@@ -115,10 +115,16 @@ class Sweep:
         """The finished runs' ``norm_comparison.json`` records by the model they measured.
 
         Twins differ from the run only in ``norm``, so records of runs that differ only in
-        norm or seed describe one architecture. Each is named by the model arguments in
-        which the sweep's architectures differ (``"num_encoder_layers=6"``).
+        norm or seed describe one architecture, and runs that share the seed too measured
+        the very same twins: those count once. Each architecture is named by the model
+        arguments in which the sweep's architectures differ (``"num_encoder_layers=6"``).
         """
-        records = [r.norm_comparison for r in self.finished if r.norm_comparison]
+        distinct = {}
+        for run in self.finished:
+            if run.norm_comparison:
+                twins = {k: v for k, v in run.norm_comparison["model"].items() if k != "norm"}
+                distinct.setdefault(str(sorted(twins.items())), run.norm_comparison)
+        records = list(distinct.values())
 
         def architecture(record: dict) -> dict:
             return {k: v for k, v in record["model"].items() if k not in ("norm", "init_seed")}
