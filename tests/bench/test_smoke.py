@@ -29,12 +29,15 @@ COMPARISONS = (
 
 @pytest.fixture(scope="module")
 def rows(tmp_path_factory):
-    path = tmp_path_factory.mktemp("bench") / "rows.json"
-    command = [sys.executable, "-m", "transformer_lab.bench", "--quick", "--threads", "1",
-               "--json", str(path)]  # fmt: skip
+    folder = tmp_path_factory.mktemp("bench")
+    outputs = ["--json", str(folder / "rows.json"), "--markdown", str(folder / "rows.md")]
+    command = [sys.executable, "-m", "transformer_lab.bench", "--quick", "--threads", "1", *outputs]
     done = subprocess.run(command, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(path.read_text())
+    rows = json.loads((folder / "rows.json").read_text())
+    markdown = (folder / "rows.md").read_text().splitlines()
+    assert len(markdown) == 2 + len(rows)  # header, rule, one line per row
+    return rows
 
 
 def test_every_row_has_name_ours_peer_unit_and_ratio_ours_over_peer(rows):

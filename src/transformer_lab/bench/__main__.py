@@ -1,4 +1,4 @@
-"""``python -m transformer_lab.bench [--quick] [--json PATH] [--threads N]``.
+"""``python -m transformer_lab.bench [--quick] [--json PATH] [--markdown PATH] [--threads N]``.
 
 Measures, in one process: training throughput of our model against the same model on
 ``torch.nn.Transformer``; the Lightning fit loop against a plain PyTorch loop; greedy
@@ -16,7 +16,7 @@ from pathlib import Path
 import torch
 
 from transformer_lab.bench import efficiency, inference, loop, options, training
-from transformer_lab.bench.rows import Row, print_table, unavailable, write_json
+from transformer_lab.bench.rows import Row, print_table, unavailable, write_json, write_markdown
 from transformer_lab.bench.workloads import D256, MAIN, QUICK, Size
 
 
@@ -93,6 +93,7 @@ def main(argv: list[str] | None = None) -> list[Row]:
     )
     parser.add_argument("--quick", action="store_true", help="a toy run for the smoke test")
     parser.add_argument("--json", type=Path, help="also write the rows to this JSON file")
+    parser.add_argument("--markdown", type=Path, help="also write the table as Markdown")
     parser.add_argument("--threads", type=int, help="torch intra-op threads (default: torch's)")
     args = parser.parse_args(argv)
     if args.threads:
@@ -101,6 +102,8 @@ def main(argv: list[str] | None = None) -> list[Row]:
     print_table(rows, f"transformer_lab.bench ({torch.get_num_threads()} threads)")
     if args.json:
         write_json(rows, args.json)
+    if args.markdown:
+        write_markdown(rows, args.markdown)
     return rows
 
 

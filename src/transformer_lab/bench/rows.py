@@ -52,16 +52,29 @@ def _number(value: float | None) -> str:
     return f"{value:,.1f}" if abs(value) >= 10 else f"{value:.3f}"
 
 
+def _ratio(row: Row) -> str:
+    return "-" if row.ratio is None else f"{row.ratio:.3g}x"
+
+
 def print_table(rows: list[Row], title: str) -> None:
     table = Table(title=title)
     for column in ("benchmark (ours / peer)", "ours", "peer", "unit", "ratio"):
         table.add_column(column, justify="left" if column.startswith("bench") else "right")
     for row in rows:
-        ratio = "-" if row.ratio is None else f"{row.ratio:.3g}x"
-        table.add_row(escape(row.name), _number(row.ours), _number(row.peer), row.unit, ratio)
+        table.add_row(escape(row.name), _number(row.ours), _number(row.peer), row.unit, _ratio(row))
     Console(width=160).print(table)
 
 
 def write_json(rows: list[Row], path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps([row.as_dict() for row in rows], indent=2) + "\n")
+
+
+def write_markdown(rows: list[Row], path: Path) -> None:
+    """The table as Markdown, for the README."""
+    lines = ["| benchmark (ours / peer) | ours | peer | unit | ratio |", "|---|--:|--:|--:|--:|"]
+    for row in rows:
+        cells = (row.name, _number(row.ours), _number(row.peer), row.unit, _ratio(row))
+        lines.append("| " + " | ".join(cells) + " |")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n")
