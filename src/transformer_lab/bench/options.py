@@ -1,10 +1,12 @@
-"""The speed options a run can switch on: ``model.compile`` and ``trainer.precision``.
+"""The speed options a run can switch on: ``model.compile``, ``trainer.precision`` and
+the intra-op thread count (``OMP_NUM_THREADS``).
 
-Each is measured against the plain fp32 eager model at the same size, dropout 0.1, in
-the same process. ``torch.compile`` needs a working compiler toolchain; where it fails,
-the row says so instead of the benchmark crashing. Its first step (tracing and code
-generation, or a cache hit) is reported apart from the steady-state throughput, since
-on a short run that one step can outweigh everything the compiled steps save.
+Each is measured against the plain fp32 eager model on torch's default threads, at the
+same size, dropout 0.1, in the same process. ``torch.compile`` needs a working compiler
+toolchain; where it fails, the row says so instead of the benchmark crashing. Its first
+step (tracing and code generation, or a cache hit) is reported apart from the
+steady-state throughput, since on a short run that one step can outweigh everything the
+compiled steps save.
 """
 
 import time
