@@ -20,7 +20,7 @@ def options(group: str) -> list[str]:
     + [f"model/norm={o}" for o in options("model/norm")]
     + [f"model/pos_encoding={o}" for o in options("model/pos_encoding")]
     + [f"model/ffn={o}" for o in options("model/ffn")]
-    + [f"trainer={o}" for o in options("trainer") if o != "gpu"],
+    + [f"trainer={o}" for o in options("trainer") if o not in ("gpu", "fsdp")],  # need CUDA
 )
 def test_every_group_option_builds_datamodule_module_and_trainer(compose_train, override):
     cfg = compose_train([override])
@@ -48,3 +48,10 @@ def test_gpu_trainer_config_asks_for_bf16_on_gpu(compose_train):
 
 def test_the_three_tasks_are_the_data_options():
     assert options("data") == ["copy", "reverse", "sort"]
+
+
+def test_fsdp_trainer_config_shards_fully_on_gpus_in_bf16(compose_train):
+    cfg = compose_train(["trainer=fsdp"])
+    assert cfg.trainer.strategy._target_.endswith("FSDPStrategy")
+    assert cfg.trainer.strategy.sharding_strategy == "FULL_SHARD"
+    assert (cfg.trainer.accelerator, cfg.trainer.precision) == ("gpu", "bf16-mixed")
