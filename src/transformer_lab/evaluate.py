@@ -155,6 +155,22 @@ def evaluate(cfg: DictConfig) -> dict:
     return results
 
 
+def quote_paths(argv: list[str], keys: tuple[str, ...] = ("ckpt_path", "output")) -> list[str]:
+    """Quote the path values of ``key=value`` arguments for Hydra's override parser.
+
+    A sweep's run folders are named by their overrides (``model.norm=pre,seed=1``), and
+    unquoted ``=`` and ``,`` in a value are override syntax; quoting makes them plain text.
+    """
+    quoted = []
+    for arg in argv:
+        key, sep, value = arg.partition("=")
+        if sep and key in keys and value[:1] not in ("'", '"'):
+            quote = '"' if "'" in value else "'"
+            arg = f"{key}={quote}{value}{quote}"
+        quoted.append(arg)
+    return quoted
+
+
 @hydra.main(version_base="1.3", config_path="../../conf", config_name="evaluate")
 def main(cfg: DictConfig) -> None:
     logging.getLogger("lightning.pytorch.utilities.rank_zero").setLevel(logging.WARNING)
@@ -166,4 +182,5 @@ def main(cfg: DictConfig) -> None:
 
 
 if __name__ == "__main__":
+    sys.argv = quote_paths(sys.argv)
     main()

@@ -11,7 +11,7 @@ import torch
 from hydra import compose, initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
 
-from transformer_lab.evaluate import EvaluationError, evaluate
+from transformer_lab.evaluate import EvaluationError, evaluate, quote_paths
 from transformer_lab.lit_module import Seq2SeqLitModule
 from transformer_lab.train import train
 
@@ -119,13 +119,28 @@ def test_a_file_that_cannot_rebuild_the_run_is_a_clear_error(tmp_path, content, 
 
 
 @pytest.mark.slow
-def test_the_command_line_reports_a_bad_checkpoint_in_one_line_without_traceback(tmp_path):
-    missing = tmp_path / "missing.ckpt"
-    command = [sys.executable, "-m", "transformer_lab.evaluate", f"ckpt_path={missing}"]
-    result = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+def test_the_command_line_takes_a_sweep_run_folder_and_reports_errors_in_one_line(tmp_path):
+    run = tmp_path / "experiment=x,model.pos_encoding=rotary"  # a sweep job's folder name
+    run.mkdir()
+    command = [sys.executable, "-m", "transformer_lab.evaluate", f"ckpt_path={run}"]
+    result = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert result.returncode == 2
     assert result.stderr.strip() == (
-        f"error: ckpt_path: {missing} does not exist; give a checkpoint file or a run folder "
-        "that holds checkpoints/last.ckpt"
+        f"error: ckpt_path: {run}/checkpoints/last.ckpt does not exist; give a checkpoint "
+        "file or a run folder that holds checkpoints/last.ckpt"
     )
-    assert list(tmp_path.iterdir()) == []  # nothing written
+    assert list(tmp_path.iterdir()) == [run]  # nothing written
+
+
+def test_path_arguments_are_quoted_for_hydra_and_others_left_alone():
+    argv = [
+        "evaluate",
+        "ckpt_path=runs/a=1,b=2",
+        "output='x.json'",
+        "beam_size=2",
+        "ckpt_path=it's",
+    ]
+    assert quote_paths(argv) == [
+        "evaluate", "ckpt_path='runs/a=1,b=2'", "output='x.json'", "beam_size=2",
+        'ckpt_path="it\'s"',
+    ]  # fmt: skip
