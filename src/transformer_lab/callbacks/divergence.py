@@ -35,6 +35,7 @@ class DivergenceGuard(L.Callback):
         self._good: list[torch.Tensor] | None = None  # weights whose loss was checked
         self._pending: list[torch.Tensor] | None = None  # weights of the step in flight
         self._pending_step = 0
+        self._params: list[torch.nn.Parameter] = []
 
     @property
     def diverged(self) -> bool:
@@ -43,17 +44,18 @@ class DivergenceGuard(L.Callback):
     def on_fit_start(self, trainer, pl_module) -> None:
         self.diverged_at_step = self.last_good_step = None
         self._good = self._pending = None
+        self._params = []
         self.max_loss = self.max_loss_factor * math.log(pl_module.hparams.tgt_vocab_size)
 
+    @torch.no_grad()
     def on_train_batch_start(self, trainer, pl_module, batch, batch_idx) -> None:
-        params = [p.detach() for p in pl_module.parameters()]
         if self._pending is None:
-            self._pending = [p.clone() for p in params]
-            self._good = [p.clone() for p in params]  # the initial weights, until checked
+            self._params = list(pl_module.parameters())
+            self._pending = [p.detach().clone() for p in self._params]
+            self._good = [p.detach().clone() for p in self._params]  # the init, until checked
             self.last_good_step = trainer.global_step
         else:
-            for copy, p in zip(self._pending, params, strict=True):
-                copy.copy_(p)
+            torch._foreach_copy_(self._pending, self._params)  # one call for all tensors
         self._pending_step = trainer.global_step
 
     def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx) -> None:
@@ -65,8 +67,7 @@ class DivergenceGuard(L.Callback):
             return
         self.diverged_at_step = self._pending_step
         with torch.no_grad():
-            for p, good in zip(pl_module.parameters(), self._good, strict=True):
-                p.copy_(good)
+            torch._foreach_copy_(self._params, self._good)
         dirpath = Path(self.dirpath or Path(trainer.default_root_dir) / "checkpoints")
         path = dirpath / "last_good.ckpt"
         trainer.save_checkpoint(path, weights_only=True)
