@@ -3,7 +3,7 @@ attention-map path (weights returned) against the fast path."""
 
 import torch
 
-from transformer_lab.bench.rows import Row
+from transformer_lab.bench.rows import Row, tokens_per_second
 from transformer_lab.bench.timing import seconds_per_call
 from transformer_lab.bench.workloads import Size, random_batch
 from transformer_lab.model import Seq2SeqTransformer
@@ -41,12 +41,13 @@ def greedy(size: Size, new_tokens: int, rounds: int) -> Row:
         calls=1, rounds=rounds, warmup=0,
     )  # fmt: skip
     tokens = size.batch * new_tokens
-    return Row(
+    return tokens_per_second(
         f"greedy tokens/s, {new_tokens} new x batch {size.batch}, {size.label}: KV cache / "
         f"recompute ({same}; higher is better)",
-        tokens / seconds["cache"],
-        tokens / seconds["recompute"],
-        "tokens/s",
+        tokens,
+        seconds,
+        "cache",
+        "recompute",
     )
 
 
@@ -64,10 +65,11 @@ def attention_maps(size: Size, calls: int, rounds: int) -> Row:
         {"maps": lambda: forward(True), "fast": lambda: forward(False)},
         calls=calls, rounds=rounds, warmup=2,
     )  # fmt: skip
-    return Row(
+    return tokens_per_second(
         f"eval forward tokens/s, {size.label}: attention maps returned / fast path "
         "(higher is better)",
-        size.tokens / seconds["maps"],
-        size.tokens / seconds["fast"],
-        "tokens/s",
+        size.tokens,
+        seconds,
+        "maps",
+        "fast",
     )

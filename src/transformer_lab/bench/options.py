@@ -13,7 +13,7 @@ import time
 
 import torch
 
-from transformer_lab.bench.rows import Row, unavailable
+from transformer_lab.bench.rows import Row, tokens_per_second, unavailable
 from transformer_lab.bench.timing import seconds_per_call
 from transformer_lab.bench.training import build
 from transformer_lab.bench.workloads import Size, loss, random_batch, train_step
@@ -43,7 +43,7 @@ def compiled(size: Size, calls: int, rounds: int) -> list[Row]:
         calls=calls, rounds=rounds, warmup=2,
     )  # fmt: skip
     return [
-        Row(name, size.tokens / seconds["compiled"], size.tokens / seconds["eager"], "tokens/s"),
+        tokens_per_second(name, size.tokens, seconds, "compiled", "eager"),
         Row(
             f"first train step s, {size.label} post-norm: torch.compile / eager (lower is better)",
             first_compiled,
@@ -69,11 +69,12 @@ def bf16_mixed(size: Size, calls: int, rounds: int) -> Row:
         {"bf16": mixed_step, "fp32": lambda: train_step(model, optimizer, batch)},
         calls=calls, rounds=rounds, warmup=2,
     )  # fmt: skip
-    return Row(
+    return tokens_per_second(
         f"train tokens/s, {size.label} post-norm: bf16-mixed / fp32 (higher is better)",
-        size.tokens / seconds["bf16"],
-        size.tokens / seconds["fp32"],
-        "tokens/s",
+        size.tokens,
+        seconds,
+        "bf16",
+        "fp32",
     )
 
 
@@ -101,9 +102,4 @@ def one_thread(size: Size, calls: int, rounds: int) -> Row:
         {"one": lambda: step_on(1), "default": lambda: step_on(threads)},
         calls=calls, rounds=rounds, warmup=2,
     )  # fmt: skip
-    return Row(
-        f"{name} (higher is better)",
-        size.tokens / seconds["one"],
-        size.tokens / seconds["default"],
-        "tokens/s",
-    )
+    return tokens_per_second(f"{name} (higher is better)", size.tokens, seconds, "one", "default")

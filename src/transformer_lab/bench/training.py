@@ -3,7 +3,7 @@
 import torch
 
 from transformer_lab.bench.peers import TorchTransformerPeer
-from transformer_lab.bench.rows import Row
+from transformer_lab.bench.rows import Row, tokens_per_second
 from transformer_lab.bench.timing import seconds_per_call
 from transformer_lab.bench.workloads import Size, adamw, random_batch, train_step
 from transformer_lab.model import Seq2SeqTransformer
@@ -30,9 +30,10 @@ def throughput(size: Size, norm: str, calls: int, rounds: int) -> Row:
         },
         calls=calls, rounds=rounds, warmup=3,
     )  # fmt: skip
-    return Row(
+    return tokens_per_second(
         f"train tokens/s, {size.label} {norm}-norm: ours / nn.Transformer (higher is better)",
-        size.tokens / seconds["ours"],
-        size.tokens / seconds["peer"],
-        "tokens/s",
+        size.tokens,
+        seconds,
+        "ours",
+        "peer",
     )
