@@ -21,7 +21,7 @@ _SIZE_GUIDANCE = {"scalars": 0, "images": 1, "tensors": 1, "histograms": 1, "aud
 
 
 class NotASweep(ValueError):
-    """The folder holds no job of a Hydra multirun."""
+    """The folder holds no job of a Hydra multirun (or none that finished): no report."""
 
 
 @dataclass
@@ -55,8 +55,7 @@ class Run:
 
     @cached_property
     def norm_comparison(self) -> dict | None:
-        path = self.path / "norm_comparison.json"
-        return json.loads(path.read_text()) if path.is_file() else None
+        return _read_json(self.path / "norm_comparison.json")
 
 
 def _read_json(path: Path) -> dict | None:
