@@ -13,9 +13,9 @@ import json
 import sys
 from pathlib import Path
 
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
 from omegaconf import OmegaConf
+
+from transformer_lab.plotting import new_figure, save_png
 
 
 def accuracy_by_length(
@@ -41,22 +41,16 @@ def plot_accuracy_by_length(
 
     ``longest_trained`` marks where the training lengths end with a dashed line.
     """
-    figure = Figure(figsize=(7, 4), dpi=100, layout="constrained")
+    figure = new_figure(7, 4)
     axes = figure.add_subplot()
     for label, curve in curves.items():
         axes.plot(list(curve), list(curve.values()), marker="o", markersize=3, label=label)
+    xlabel = "source length (words)"
     if longest_trained is not None:
         axes.axvline(longest_trained + 0.5, color="gray", linestyle="--", linewidth=1)
-        axes.annotate(
-            "trained | longer ",
-            (longest_trained + 0.5, 0.5),
-            ha="center",
-            rotation=90,
-            color="gray",
-            fontsize=8,
-        )
+        xlabel += f"; dashed: the longest training source ({longest_trained})"
     axes.set(
-        xlabel="source length (words)",
+        xlabel=xlabel,
         ylabel="exact-match accuracy (greedy)",
         ylim=(-0.03, 1.03),
         title="accuracy vs length",
@@ -64,9 +58,7 @@ def plot_accuracy_by_length(
     axes.xaxis.get_major_locator().set_params(integer=True)
     axes.grid(alpha=0.3)
     axes.legend(fontsize=8)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    FigureCanvasAgg(figure).print_png(str(path))
-    return path
+    return save_png(figure, path)
 
 
 def read_sweep(sweep: Path) -> tuple[dict[str, dict], int | None]:

@@ -54,7 +54,7 @@ def test_the_report_prints_a_row_per_encoding_and_draws_a_line_per_encoding(tmp_
     ]
     assert f"figure: {sweep / 'accuracy_by_length.png'}" in out
     image = imread(sweep / "accuracy_by_length.png")
-    assert image.shape[:2] == (400, 700)
+    assert image.shape[:2] == (320, 560)  # 7 x 4 inches at 80 dpi
 
 
 def test_runs_sharing_an_encoding_are_labelled_by_their_folder(tmp_path, capsys):
@@ -73,7 +73,7 @@ def test_a_folder_without_finished_runs_is_a_clear_error(tmp_path):
 
 def test_the_figure_draws_any_curves_to_a_png(tmp_path):
     path = plot_accuracy_by_length({"a": {3: 1.0, 11: 0.5}}, tmp_path / "f" / "x.png", 10)
-    assert path.is_file() and imread(path).shape[:2] == (400, 700)
+    assert path.is_file() and imread(path).shape[:2] == (320, 560)
 
 
 def test_pe_extrapolation_sweeps_every_encoding_and_tests_past_the_training_lengths(
