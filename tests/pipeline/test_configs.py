@@ -3,6 +3,7 @@
 from pathlib import Path
 
 import pytest
+from omegaconf import OmegaConf
 
 from transformer_lab.model import Seq2SeqTransformer
 from transformer_lab.train import build
@@ -55,3 +56,14 @@ def test_fsdp_trainer_config_shards_fully_on_gpus_in_bf16(compose_train):
     assert cfg.trainer.strategy._target_.endswith("FSDPStrategy")
     assert cfg.trainer.strategy.sharding_strategy == "FULL_SHARD"
     assert (cfg.trainer.accelerator, cfg.trainer.precision) == ("gpu", "bf16-mixed")
+
+
+def test_pe_extrapolation_sweeps_every_encoding_and_tests_past_the_training_lengths(
+    compose_train,
+):
+    params = OmegaConf.load(CONF_DIR / "experiment" / "pe_extrapolation.yaml").hydra.sweeper.params
+    assert sorted(params["model/pos_encoding"].split(",")) == options("model/pos_encoding")
+    datamodule, module, _ = build(compose_train(["experiment=pe_extrapolation"]))
+    assert datamodule.test_split_names == ["test", "test_long"]
+    assert datamodule.test_long_max_len > datamodule.max_len
+    assert module.hparams.max_len >= datamodule.max_seq_len  # the tables cover test_long

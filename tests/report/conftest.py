@@ -1,5 +1,6 @@
 """One tiny real sweep through the command line, shared by the report tests: two learning
-rates x two seeds, where the huge learning rate diverges."""
+rates x two seeds, where the huge learning rate diverges; sources of 3-10 words, and a
+test_long split of 11-12."""
 
 import os
 import subprocess
@@ -10,7 +11,8 @@ import pytest
 TINY = ["data.train_size=256", "data.val_size=32", "data.test_size=32", "data.batch_size=32",
         "model.d_model=32", "model.d_ff=64", "model.num_heads=2", "trainer.accelerator=cpu",
         "trainer.max_steps=8", "trainer.val_check_interval=4", "model.schedule=constant",
-        "samples=0", "~callbacks.progress_bar", "~callbacks.attention_maps"]  # fmt: skip
+        "samples=0", "~callbacks.progress_bar", "~callbacks.attention_maps",
+        "data.test_long_size=32", "data.test_long_max_len=12"]  # fmt: skip
 SWEEP = ["model.lr=1e-3,1e3", "seed=0,1"]
 
 # a tiny model gains nothing from intra-op threads, and loses a lot when the CPU is shared

@@ -36,7 +36,7 @@ def test_the_report_has_one_row_per_configuration_and_its_figures(tiny_sweep, re
     rows = table_rows(report)
     assert [(row[0], row[1]) for row in rows] == [("0.001", "2"), ("1000.0", "2")]  # lr, runs
     assert "configurations differ by `model.lr`" in report
-    for figure in ("val_loss.png", "grad_norm_by_layer.png"):
+    for figure in ("val_loss.png", "accuracy_by_length.png", "grad_norm_by_layer.png"):
         assert (sweep / figure).stat().st_size > 1000
         assert f"({figure})" in report
 
@@ -48,6 +48,19 @@ def test_final_metrics_are_the_mean_and_std_over_seeds_of_the_runs_metrics(tiny_
     expected = f"{statistics.fmean(losses):.4f} ± {statistics.stdev(losses):.4f}"
     header, rows = table(report)
     assert rows[0][header.index("val/loss")] == expected
+
+
+def test_length_generalization_is_the_mean_over_seeds_at_each_test_long_length(tiny_sweep, report):
+    _, sweep = tiny_sweep
+    runs = load_sweep(sweep).configurations()[("0.001",)]
+    section = report.split("## Length generalization")[1].split("\n## ")[0]
+    rows = [line for line in section.splitlines() if line.startswith("| ")]
+    assert rows[0] == "| model.lr | 11 words | 12 words |"
+    expected = [
+        f"{statistics.fmean(r.metrics[f'test_long/seq_acc_by_len/{n}'] for r in runs):.3f}"
+        for n in (11, 12)
+    ]
+    assert rows[2:] == [f"| 0.001 | {' | '.join(expected)} |"]  # lr 1e3 diverged: no row
 
 
 def test_diverged_runs_are_marked_with_their_steps_and_left_out_of_the_means(report):

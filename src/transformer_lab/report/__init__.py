@@ -3,8 +3,10 @@
 Reads every job of a Hydra multirun (its overrides, ``metrics.json``, TensorBoard scalars
 and ``norm_comparison.json``) and writes ``report.md`` plus PNG figures into the sweep
 folder: final metrics per configuration (mean ± std over seeds), steps to a target
-``val/seq_acc``, diverged runs marked, the validation-loss curves grouped by
-``model/norm``, and the gradient norm by layer at initialisation per norm placement.
+``val/seq_acc``, diverged runs marked, accuracy by length past the training lengths (a
+``test_long`` split, as in ``experiment=pe_extrapolation``), and figures: the
+validation-loss curves grouped by ``model/norm``, exact-match accuracy against length, and
+the gradient norm by layer at initialisation per norm placement.
 It groups by whichever overrides vary, so it works on any sweep; jobs that have not
 finished (still running, killed, failed) are listed, and the finished ones still reported.
 """
@@ -14,6 +16,7 @@ import sys
 from pathlib import Path
 
 from transformer_lab.report.figures import FIGURES
+from transformer_lab.report.lengths import length_table
 from transformer_lab.report.runs import NotASweep, Sweep, load_sweep
 from transformer_lab.report.table import configuration_table, output_change_table
 
@@ -46,6 +49,12 @@ def render(sweep: Sweep, target: float) -> str:
         "",
         configuration_table(sweep, target),
     ]
+    lengths = length_table(sweep)
+    if lengths:
+        lines += ["", "## Length generalization", "",
+                  "Mean exact match (greedy) at each `test_long` length, all past the "
+                  "longest training source; the accuracy-vs-length figure below draws "
+                  "these with the in-range lengths.", "", lengths]  # fmt: skip
     if sweep.unfinished:
         lines += ["", "## Not finished", "", *_unfinished_lines(sweep)]
     lines += ["", "## Figures"]

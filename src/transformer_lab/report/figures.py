@@ -1,6 +1,7 @@
 """The report's figures. Each is a function ``(sweep, folder) -> [(caption, file name)]``
-that writes its PNGs into ``folder``; :data:`FIGURES` lists them in report order. To add a
-figure (accuracy against length, say), write such a function and append it to FIGURES.
+that writes its PNGs into ``folder`` (none when the sweep has nothing to show);
+:data:`FIGURES` lists them in report order. To add a figure, write such a function and
+add it to FIGURES.
 """
 
 import math
@@ -10,6 +11,7 @@ from pathlib import Path
 
 from transformer_lab.callbacks.norm_comparison import grad_norm_by_layer_figure
 from transformer_lab.plotting import new_figure, save_png
+from transformer_lab.report.lengths import accuracy_by_length_figure
 from transformer_lab.report.runs import Run, Sweep, natural_key
 
 Figure = Callable[[Sweep, Path], list[tuple[str, str]]]
@@ -99,4 +101,4 @@ def grad_norm_by_layer(sweep: Sweep, folder: Path) -> list[tuple[str, str]]:
     return written
 
 
-FIGURES: list[Figure] = [val_loss_curves, grad_norm_by_layer]
+FIGURES: list[Figure] = [val_loss_curves, accuracy_by_length_figure, grad_norm_by_layer]

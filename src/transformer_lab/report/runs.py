@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
-from omegaconf import OmegaConf
+from omegaconf import DictConfig, OmegaConf
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 # keep every scalar, skip the payloads the report never reads
@@ -52,6 +52,12 @@ class Run:
             tag: sorted((e.step, e.value) for e in events.Scalars(tag))
             for tag in events.Tags()["scalars"]
         }
+
+    @cached_property
+    def config(self) -> DictConfig | None:
+        """The run's resolved configuration (``config_resolved.yaml``)."""
+        path = self.path / "config_resolved.yaml"
+        return OmegaConf.load(path) if path.is_file() else None
 
     @cached_property
     def norm_comparison(self) -> dict | None:

@@ -26,7 +26,7 @@ def steps_to_target(run: Run, target: float, tag: str = "val/seq_acc") -> int | 
     return next((step for step, value in run.scalars.get(tag, []) if value >= target), None)
 
 
-def _markdown(header: list[str], rows: list[list[str]]) -> str:
+def markdown(header: list[str], rows: list[list[str]]) -> str:
     lines = [header, ["---"] * len(header), *rows]
     return "\n".join("| " + " | ".join(cells) + " |" for cells in lines)
 
@@ -62,7 +62,7 @@ def configuration_table(sweep: Sweep, target: float) -> str:
         row.append(_steps_cell(runs, target))
         row.append(mean_std([r.metrics["train_seconds"] for r in runs], ".0f"))
         rows.append(row)
-    return _markdown(header, rows)
+    return markdown(header, rows)
 
 
 def output_change_table(architectures: dict[str, list[dict]]) -> str | None:
@@ -76,4 +76,4 @@ def output_change_table(architectures: dict[str, list[dict]]) -> str | None:
                             if p in r["output_change"]], ".2e") for p in placements]
         for name, records in architectures.items()
     ]  # fmt: skip
-    return _markdown(["architecture", *placements], rows)
+    return markdown(["architecture", *placements], rows)

@@ -1,0 +1,111 @@
+"""Length generalization in a sweep: exact-match accuracy against source length.
+
+Every run's ``metrics.json`` holds ``test/seq_acc_by_len/<words>`` and, when the data has a
+``test_long`` split (``experiment=pe_extrapolation``), ``test_long/seq_acc_by_len/<words>``.
+The two splits hold disjoint lengths (test_long starts past the longest training source),
+so together they make one curve per configuration: the mean over its runs that did not
+diverge, as in the final-metrics table.
+"""
+
+import statistics
+from pathlib import Path
+
+from transformer_lab.plotting import new_figure, save_png
+from transformer_lab.report.runs import Sweep
+from transformer_lab.report.table import EMPTY, markdown
+
+SPLITS = ("test", "test_long")
+ONE_CONFIGURATION = "all runs"  # the name of a sweep's configuration when only seeds vary
+
+
+def accuracy_by_length(
+    metrics: dict[str, float], splits: tuple[str, ...] = SPLITS
+) -> dict[int, float]:
+    """``{words: seq_acc}`` of the ``splits`` of one run's metrics, in length order."""
+    curve = {}
+    for key, value in metrics.items():
+        split, _, name = key.partition("/")
+        if split in splits and name.startswith("seq_acc_by_len/"):
+            curve[int(name.rpartition("/")[2])] = value
+    return dict(sorted(curve.items()))
+
+
+def configuration_curves(sweep: Sweep) -> dict[tuple[str, ...], dict[int, float]]:
+    """``{configuration: {words: mean seq_acc}}`` over each configuration's runs that did
+    not diverge, at the lengths all of them measured."""
+    curves = {}
+    for config, runs in sweep.configurations().items():
+        run_curves = [accuracy_by_length(r.metrics) for r in runs if not r.diverged]
+        lengths = set.intersection(*(set(c) for c in run_curves)) if run_curves else set()
+        if lengths:
+            curves[config] = {
+                n: statistics.fmean(c[n] for c in run_curves) for n in sorted(lengths)
+            }
+    return curves
+
+
+def longest_trained(sweep: Sweep) -> int | None:
+    """The longest training source (``data.max_len``) if every finished run shares it."""
+    lengths = {r.config.data.max_len for r in sweep.finished if r.config is not None}
+    return lengths.pop() if len(lengths) == 1 else None
+
+
+def plot_accuracy_by_length(
+    curves: dict[str, dict[int, float]],
+    path: Path,
+    longest_trained: int | None = None,
+    legend_title: str | None = None,
+) -> Path:
+    """Draw ``{label: {words: accuracy}}`` as lines into the PNG ``path``; a dashed line
+    marks where the training lengths end."""
+    figure = new_figure(7, 4)
+    axes = figure.add_subplot()
+    for label, curve in curves.items():
+        axes.plot(list(curve), list(curve.values()), marker="o", markersize=3, label=label)
+    xlabel = "source length (words)"
+    if longest_trained is not None:
+        axes.axvline(longest_trained + 0.5, color="gray", linestyle="--", linewidth=1)
+        xlabel += f"; dashed: the longest training source ({longest_trained})"
+    axes.set(
+        xlabel=xlabel,
+        ylabel="exact-match accuracy (greedy)",
+        ylim=(-0.03, 1.03),
+        title="accuracy vs length",
+    )
+    axes.xaxis.get_major_locator().set_params(integer=True)
+    axes.grid(alpha=0.3)
+    axes.legend(title=legend_title, fontsize=8, title_fontsize=8)
+    return save_png(figure, path)
+
+
+def accuracy_by_length_figure(sweep: Sweep, folder: Path) -> list[tuple[str, str]]:
+    """The report's figure: one line per configuration (see :data:`FIGURES`)."""
+    curves = {", ".join(config) or ONE_CONFIGURATION: curve
+              for config, curve in configuration_curves(sweep).items()}  # fmt: skip
+    if not curves:
+        return []
+    legend_title = ", ".join(sweep.config_keys) or None
+    plot_accuracy_by_length(
+        curves, folder / "accuracy_by_length.png", longest_trained(sweep), legend_title
+    )
+    caption = (
+        "Exact-match accuracy (greedy) against source length, test and test_long splits, "
+        "mean over each configuration's runs that did not diverge"
+    )
+    return [(caption, "accuracy_by_length.png")]
+
+
+def length_table(sweep: Sweep) -> str | None:
+    """Markdown: one row per configuration, its mean accuracy at each ``test_long`` length;
+    None when no run has a test_long split."""
+    long_lengths = sorted({n for r in sweep.finished
+                           for n in accuracy_by_length(r.metrics, ("test_long",))})  # fmt: skip
+    if not long_lengths:
+        return None
+    rows = [
+        [*(config or [ONE_CONFIGURATION]),
+         *(f"{curve[n]:.3f}" if n in curve else EMPTY for n in long_lengths)]
+        for config, curve in configuration_curves(sweep).items()
+    ]  # fmt: skip
+    keys = sweep.config_keys or ["configuration"]
+    return markdown([*keys, *(f"{n} words" for n in long_lengths)], rows)
