@@ -9,9 +9,7 @@ import pytest
 import torch
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-DATA = ["data.train_size=256", "data.val_size=32", "data.test_size=32", "data.batch_size=32"]
-MODEL = ["model.d_model=32", "model.d_ff=64", "model.num_heads=2"]
-TINY = [*DATA, *MODEL, "trainer.accelerator=cpu", "samples=0", "~callbacks.progress_bar"]
+TINY = ["experiment=smoke", "~callbacks.progress_bar"]
 STEPS = 12
 
 

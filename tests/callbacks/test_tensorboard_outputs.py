@@ -5,11 +5,12 @@ import json
 import math
 
 import pytest
+from hydra.utils import instantiate
 from matplotlib.image import imread
+from omegaconf import OmegaConf
 
 from transformer_lab.callbacks.attention_maps import KINDS, attention_figure_size
 from transformer_lab.callbacks.stacks import STACKS
-from transformer_lab.data.datamodule import SyntheticDataModule
 from transformer_lab.model.residual import NORM_PLACEMENTS
 from transformer_lab.plotting import DPI
 from transformer_lab.tokens import PAD
@@ -32,7 +33,7 @@ def test_attention_maps_are_logged_per_kind_layer_and_example_at_every_validatio
 
 
 def test_an_attention_image_has_a_cell_per_query_and_key_token_for_each_head(events, tiny_run):
-    data = SyntheticDataModule(train_size=256, val_size=32, test_size=32, batch_size=32, seed=0)
+    data = instantiate(OmegaConf.load(tiny_run / "config_resolved.yaml").data)  # the run's
     example = data.sample("val", 1)
     n_src = int((example["src"] != PAD).sum())  # words + EOS
     n_tgt = int((example["tgt_in"] != PAD).sum())  # BOS + words

@@ -8,19 +8,7 @@ import pytest
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 from tensorboard.plugins.hparams.plugin_data_pb2 import HParamsPluginData
 
-TINY = [
-    "data.train_size=256",
-    "data.val_size=32",
-    "data.test_size=32",
-    "data.batch_size=32",
-    "model.d_model=32",
-    "model.d_ff=64",
-    "model.num_heads=2",
-    "trainer.max_steps=8",
-    "trainer.val_check_interval=4",
-    "trainer.log_every_n_steps=2",
-    "trainer.accelerator=cpu",
-]
+TINY = ["experiment=smoke", "trainer.max_steps=8", "trainer.val_check_interval=4"]
 
 
 def run_cli(tmp_path, *overrides, timeout=240):
@@ -75,7 +63,7 @@ def test_multirun_makes_one_folder_per_job_named_by_its_overrides(tmp_path):
 
 @pytest.mark.slow
 def test_single_run_prints_where_outputs_go_and_ends_with_metrics_and_samples(tmp_path):
-    result = run_cli(tmp_path, *TINY)
+    result = run_cli(tmp_path, *TINY, "samples=3")
     assert result.returncode == 0, result.stderr[-3000:]
     out = result.stdout + result.stderr
     (run,) = (tmp_path / "outputs" / "runs").iterdir()

@@ -7,20 +7,7 @@ import torch
 
 from transformer_lab.train import build, train
 
-TINY = [
-    "data.train_size=512",
-    "data.val_size=64",
-    "data.test_size=64",
-    "data.batch_size=32",
-    "model.d_model=32",
-    "model.d_ff=64",
-    "model.num_heads=2",
-    "trainer.max_steps=20",
-    "trainer.val_check_interval=10",
-    "trainer.log_every_n_steps=5",
-    "trainer.accelerator=cpu",
-    "samples=0",
-]
+TINY = ["experiment=smoke"]  # 20 steps of a d_model 32 model on 512 pairs
 
 
 @pytest.mark.parametrize("norm", ["post", "pre"])

@@ -12,23 +12,15 @@ import torch
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 RUN = [
+    "experiment=smoke",
     "data.train_size=384",  # 12 batches per epoch: the kill lands mid-epoch
-    "data.val_size=32",
-    "data.test_size=32",
-    "data.batch_size=32",
-    "model.d_model=32",
-    "model.d_ff=64",
-    "model.num_heads=2",
     "model.dropout=0.1",  # dropout draws from the RNG: the resume must restore it
     "model.warmup_steps=10",
     "trainer.max_steps=40",
     "trainer.val_check_interval=20",
-    "trainer.log_every_n_steps=5",
-    "trainer.accelerator=cpu",
     "trainer.deterministic=true",
     "callbacks.last_checkpoint.every_n_train_steps=5",
     "~callbacks.progress_bar",
-    "samples=0",
 ]
 
 

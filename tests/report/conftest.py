@@ -8,10 +8,8 @@ import sys
 
 import pytest
 
-TINY = ["data.train_size=256", "data.val_size=32", "data.test_size=32", "data.batch_size=32",
-        "model.d_model=32", "model.d_ff=64", "model.num_heads=2", "trainer.accelerator=cpu",
-        "trainer.max_steps=8", "trainer.val_check_interval=4", "model.schedule=constant",
-        "samples=0", "~callbacks.progress_bar", "~callbacks.attention_maps",
+TINY = ["experiment=smoke", "trainer.max_steps=8", "trainer.val_check_interval=4",
+        "model.schedule=constant", "~callbacks.progress_bar", "~callbacks.attention_maps",
         "data.test_long_size=32", "data.test_long_max_len=12"]  # fmt: skip
 SWEEP = ["model.lr=1e-3,1e3", "seed=0,1"]
 

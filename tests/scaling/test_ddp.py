@@ -10,9 +10,8 @@ import pytest
 from transformer_lab.data import SyntheticDataModule
 from transformer_lab.lit_module import Seq2SeqLitModule
 
-TINY = ["data.train_size=256", "data.val_size=32", "data.test_size=64", "data.batch_size=16",
-        "model.d_model=32", "model.d_ff=32", "trainer.max_steps=12",
-        "trainer.val_check_interval=6", "~callbacks.progress_bar", "samples=0"]  # fmt: skip
+TINY = ["experiment=smoke", "data.batch_size=16", "trainer.max_steps=12",
+        "trainer.val_check_interval=6", "~callbacks.progress_bar"]  # fmt: skip
 
 
 @pytest.mark.slow

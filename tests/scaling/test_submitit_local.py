@@ -10,9 +10,8 @@ from hydra import compose, initialize_config_dir
 
 CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
 
-TINY = ["data.train_size=256", "data.val_size=32", "data.test_size=32", "model.d_model=32",
-        "model.d_ff=32", "trainer.max_steps=4", "trainer.val_check_interval=2",
-        "~callbacks.progress_bar", "samples=0"]  # fmt: skip
+TINY = ["experiment=smoke", "trainer.max_steps=4", "trainer.val_check_interval=2",
+        "~callbacks.progress_bar"]  # fmt: skip
 
 
 @pytest.mark.slow

@@ -34,7 +34,7 @@ class Plan:
 
 FULL = Plan(
     sizes=(D256, MAIN),
-    calls={"d256": 2, "d64": 20},
+    calls={"d256": 4, "d64": 20},  # d256: 2 steps a round left the ratio within ±5% noise
     rounds=5,
     loop_overrides=("data.train_size=20000",),
     loop_steps=50,
