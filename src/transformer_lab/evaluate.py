@@ -7,8 +7,10 @@ checkpoint alone rebuilds the model and the data: the LightningModule and the da
 both saved their constructor arguments into it, so neither the original config nor the
 run folder is needed. Every test split (``test``, and ``test_long`` where the run had one)
 is decoded greedily and with beam search, through the very test stage training ends with,
-so the greedy numbers equal the run's own ``metrics.json``. Prints a metrics table and
-sample generations and writes ``eval.json`` (by default into the run folder).
+so the greedy numbers equal the run's own ``metrics.json``. ``data.*`` changes the test
+splits (``data.test_long_max_len=30``: lengths further past training than the run
+tested). Prints a metrics table and sample generations and writes ``eval.json`` (by
+default into the run folder).
 """
 
 import json
@@ -55,8 +57,11 @@ def _one_line(error: Exception, limit: int = 400) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def load(path: Path) -> tuple[Seq2SeqLitModule, SyntheticDataModule, dict]:
-    """The module (with the checkpoint's weights), the datamodule and the raw checkpoint."""
+def load(
+    path: Path, test_splits: dict | None = None
+) -> tuple[Seq2SeqLitModule, SyntheticDataModule, dict]:
+    """The module (with the checkpoint's weights), the datamodule (its test splits changed
+    by ``test_splits``, e.g. ``{"test_long_max_len": 30}``) and the raw checkpoint."""
     try:
         checkpoint = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as error:  # pickle, zip and torch each raise their own kind
@@ -72,12 +77,36 @@ def load(path: Path) -> tuple[Seq2SeqLitModule, SyntheticDataModule, dict]:
     try:
         module = Seq2SeqLitModule(**checkpoint["hyper_parameters"])
         module.load_state_dict(checkpoint["state_dict"])
-        datamodule = SyntheticDataModule(**checkpoint["datamodule_hyper_parameters"])
+        data = dict(checkpoint["datamodule_hyper_parameters"])
+        SyntheticDataModule(**data)  # the run's own data must build before any change
     except (TypeError, ValueError, RuntimeError) as error:
         raise EvaluationError(
             f"{path} does not fit this version of transformer_lab: {_one_line(error)}"
         ) from None
-    return module, datamodule, checkpoint
+    return module, test_datamodule(data, test_splits or {}, module.hparams.max_len), checkpoint
+
+
+def test_datamodule(data: dict, test_splits: dict, model_max_len: int) -> SyntheticDataModule:
+    """The run's datamodule with its test splits changed by ``test_splits``."""
+    if test_splits.get("test_long_max_len") and not test_splits.get(
+        "test_long_size", data.get("test_long_size")
+    ):
+        raise EvaluationError(
+            "data.test_long_max_len needs a test_long split; this run had none, so give "
+            "data.test_long_size too (allowed: >= 1)"
+        )
+    try:
+        datamodule = SyntheticDataModule(**(data | test_splits))
+    except ValueError as error:
+        raise EvaluationError(f"data: {error}") from None
+    if datamodule.max_seq_len > model_max_len:
+        longest = model_max_len - (datamodule.max_seq_len - datamodule.test_long_max_len)
+        raise EvaluationError(
+            f"data.test_long_max_len={datamodule.test_long_max_len} needs more positions than "
+            f"the model has (max_len={model_max_len}); allowed: data.test_long_max_len <= "
+            f"{longest}"
+        )
+    return datamodule
 
 
 def decoded_metrics(
@@ -124,7 +153,8 @@ def evaluate(cfg: DictConfig) -> dict:
             "ckpt_path=<run>/checkpoints/last.ckpt (or ckpt_path=<run folder>)"
         )
     path = find_checkpoint(cfg.ckpt_path)
-    module, datamodule, checkpoint = load(path)
+    test_splits = {k: v for k, v in cfg.data.items() if v is not None}
+    module, datamodule, checkpoint = load(path, test_splits)
     try:
         check_beam_search(module.model, cfg.beam_size, cfg.length_penalty)
     except ValueError as error:
@@ -144,11 +174,14 @@ def evaluate(cfg: DictConfig) -> dict:
         "global_step": checkpoint.get("global_step"),
         "beam_size": cfg.beam_size,
         "length_penalty": cfg.length_penalty,
+        "data": test_splits,  # the test splits changed from the run's
         "greedy": decoded_metrics(trainer, module, datamodule, 1, 0.0),
         "beam": decoded_metrics(trainer, module, datamodule, cfg.beam_size, cfg.length_penalty),
     }
     run_folder = path.parent.parent if path.parent.name == "checkpoints" else path.parent
-    output = Path(cfg.output) if cfg.output else run_folder / "eval.json"
+    # evaluations of other test splits go beside eval.json, not over it
+    name = "_".join(["eval", *(f"{k}={v}" for k, v in test_splits.items())]) + ".json"
+    output = Path(cfg.output) if cfg.output else run_folder / name
     output.write_text(json.dumps(results, indent=2) + "\n")
     print_results(results, module, datamodule, cfg.samples)
     log.info("wrote %s", output)

@@ -16,21 +16,7 @@ from transformer_lab.lit_module import Seq2SeqLitModule
 from transformer_lab.train import train
 
 CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
-TINY = [
-    "data.train_size=512",
-    "data.val_size=64",
-    "data.test_size=64",
-    "data.test_long_size=48",
-    "data.test_long_max_len=13",
-    "data.batch_size=32",
-    "model.d_model=32",
-    "model.d_ff=64",
-    "model.num_heads=2",
-    "trainer.max_steps=20",
-    "trainer.val_check_interval=10",
-    "trainer.accelerator=cpu",
-    "samples=0",
-]
+TINY = ["experiment=smoke", "data.test_long_size=48", "data.test_long_max_len=13"]
 
 
 def eval_config(**values):
@@ -58,6 +44,24 @@ def test_evaluating_a_run_reproduces_its_own_test_metrics(compose_train, tmp_pat
     assert set(results["beam"]) == set(tested)
     assert results["beam"]["test/loss"] == results["greedy"]["test/loss"]  # teacher-forced
 
+    longer = evaluate(eval_config(ckpt_path=run, samples=0, **{"data.test_long_max_len": 15}))
+    assert longer["data"] == {"test_long_max_len": 15}
+    long_lengths = sorted(int(k.rpartition("/")[2]) for k in longer["greedy"]
+                          if k.startswith("test_long/seq_acc_by_len/"))  # fmt: skip
+    assert long_lengths == [11, 12, 13, 14, 15]
+    assert longer["greedy"]["test/seq_acc"] == results["greedy"]["test/seq_acc"]  # unchanged
+    assert json.loads((run / "eval_test_long_max_len=15.json").read_text()) == longer
+    assert json.loads((run / "eval.json").read_text()) == results  # not overwritten
+
+    with pytest.raises(
+        EvaluationError,
+        match=r"data.test_long_max_len=64 needs more positions "
+        r"than the model has \(max_len=64\); allowed: data.test_long_max_len <= 63",
+    ):
+        evaluate(eval_config(ckpt_path=run, **{"data.test_long_max_len": 64}))
+    with pytest.raises(EvaluationError, match=r"data: test_long_max_len=9 must be > max_len=10"):
+        evaluate(eval_config(ckpt_path=run, **{"data.test_long_max_len": 9}))
+
 
 @pytest.fixture
 def untrained_checkpoint(tmp_path) -> tuple[Path, dict]:
@@ -79,6 +83,12 @@ def test_a_bad_beam_setting_is_named_before_anything_runs(untrained_checkpoint):
     with pytest.raises(EvaluationError, match=r"beam_size must be between 1 and 13.*got 0"):
         evaluate(eval_config(ckpt_path=path, beam_size=0))
     assert not (path.parent / "eval.json").exists()
+
+
+def test_longer_test_lengths_need_a_test_long_split(untrained_checkpoint):
+    path, _ = untrained_checkpoint  # its run had no test_long split
+    with pytest.raises(EvaluationError, match=r"this run had none, so give data.test_long_size"):
+        evaluate(eval_config(ckpt_path=path, **{"data.test_long_max_len": 20}))
 
 
 def test_a_checkpoint_whose_weights_do_not_fit_the_model_is_a_clear_error(untrained_checkpoint):
