@@ -23,6 +23,13 @@ import torch
 log = logging.getLogger(__name__)
 
 
+def _copy(targets: list[torch.Tensor], sources: list[torch.Tensor]) -> None:
+    """``target.copy_(source)`` pairwise: 0.09 ms for the main job's 68 tensors, 0.3% of
+    its step (the private ``torch._foreach_copy_`` saves 0.03 ms of that)."""
+    for target, source in zip(targets, sources, strict=True):
+        target.copy_(source)
+
+
 class DivergenceGuard(L.Callback):
     def __init__(self, max_loss_factor: float = 10.0, dirpath: str | None = None):
         if max_loss_factor <= 0:
@@ -55,7 +62,7 @@ class DivergenceGuard(L.Callback):
             self._good = [p.detach().clone() for p in self._params]  # the init, until checked
             self.last_good_step = trainer.global_step
         else:
-            torch._foreach_copy_(self._pending, self._params)  # one call for all tensors
+            _copy(self._pending, self._params)
         self._pending_step = trainer.global_step
 
     def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx) -> None:
@@ -67,7 +74,7 @@ class DivergenceGuard(L.Callback):
             return
         self.diverged_at_step = self._pending_step
         with torch.no_grad():
-            torch._foreach_copy_(self._params, self._good)
+            _copy(self._params, self._good)
         dirpath = Path(self.dirpath or Path(trainer.default_root_dir) / "checkpoints")
         path = dirpath / "last_good.ckpt"
         trainer.save_checkpoint(path, weights_only=True)

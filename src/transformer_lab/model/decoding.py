@@ -26,12 +26,12 @@ if TYPE_CHECKING:
 
 
 @contextmanager
-def _decoding(model: Seq2SeqTransformer, src: torch.Tensor, max_new_tokens: int) -> Iterator:
+def _decoding(model: Seq2SeqTransformer, max_new_tokens: int) -> Iterator:
     """Check the length, then decode without gradients in eval mode; restore the mode."""
     if max_new_tokens < 1:
         raise ValueError(f"max_new_tokens must be >= 1; got {max_new_tokens}")
     # the last generated token is never fed back, so the decoder sees <= max_new_tokens
-    model._positions(0, max_new_tokens, "generation (BOS + max_new_tokens - 1)", src.device)
+    model.check_positions(max_new_tokens, "generation (BOS + max_new_tokens - 1)")
     was_training = model.training
     model.eval()
     try:
@@ -66,7 +66,7 @@ def _token_by_token(
 
     Finished rows are padded with PAD while the others go on.
     """
-    with _decoding(model, src, max_new_tokens):
+    with _decoding(model, max_new_tokens):
         memory = model.encode(src)  # [B, S, D]
         out = torch.full((src.size(0), 1), BOS, dtype=torch.long, device=src.device)
         finished = torch.zeros(src.size(0), dtype=torch.bool, device=src.device)
@@ -171,7 +171,7 @@ def beam_search(
     check_beam_search(model, beam_size, length_penalty)
     vocab = model.output.out_features
     batch, k = src.size(0), beam_size
-    with _decoding(model, src, max_new_tokens):
+    with _decoding(model, max_new_tokens):
         device = src.device
         # a source's K beams are adjacent rows; its memory is encoded once and copied
         memory = model.encode(src).repeat_interleave(k, dim=0)  # [B*K, S, D]

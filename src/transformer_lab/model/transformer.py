@@ -118,12 +118,16 @@ class Seq2SeqTransformer(nn.Module):
 
     # -- embeddings ----------------------------------------------------------------------
 
-    def _positions(self, start: int, length: int, what: str, device) -> torch.Tensor:
-        if start + length > self.max_len:
+    def check_positions(self, end: int, what: str) -> None:
+        """Positions ``0..end-1`` exist for every encoding, or a ValueError names ``what``."""
+        if end > self.max_len:
             raise ValueError(
-                f"{what} needs {start + length} positions but max_len={self.max_len}; "
+                f"{what} needs {end} positions but max_len={self.max_len}; "
                 f"shorten the sequence or raise max_len"
             )
+
+    def _positions(self, start: int, length: int, what: str, device) -> torch.Tensor:
+        self.check_positions(start + length, what)
         return torch.arange(start, start + length, device=device)
 
     def _embed(
