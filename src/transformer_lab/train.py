@@ -9,6 +9,7 @@ metrics), ``checkpoints/{last,best}.ckpt`` and ``metrics.json``.
 import hashlib
 import json
 import logging
+import re
 import sys
 import time
 import traceback
@@ -39,10 +40,12 @@ class ConfigError(ValueError):
 def run_name(override_dirname: str) -> str:
     """A sweep job's folder name from its overrides: ``model/norm=pre`` -> ``model.norm=pre``.
 
-    Slashes would nest folders; names past 200 characters keep a readable prefix and a
-    hash of the whole, so distinct jobs never share a folder.
+    Slashes would nest folders; a deletion reads as typed (Hydra writes ``~key=null``);
+    names past 200 characters keep a readable prefix and a hash of the whole, so distinct
+    jobs never share a folder.
     """
-    name = override_dirname.replace("/", ".") or "defaults"
+    name = re.sub(r"(^|,)(~[^=,]+)=null(?=,|$)", r"\1\2", override_dirname)
+    name = name.replace("/", ".") or "defaults"
     if len(name) > 200:
         name = f"{name[:180]}-{hashlib.sha1(name.encode()).hexdigest()[:12]}"
     return name
