@@ -31,6 +31,13 @@ def report(tiny_sweep) -> str:
     return (sweep / "report.md").read_text()
 
 
+def test_the_report_is_printed_and_its_path_named(tiny_sweep, capsys):
+    _, sweep = tiny_sweep
+    assert main([str(sweep)]) == 0
+    report = (sweep / "report.md").read_text()
+    assert capsys.readouterr().out == f"{report}\nreport: {sweep / 'report.md'}\n"
+
+
 def test_the_report_has_one_row_per_configuration_and_its_figures(tiny_sweep, report):
     _, sweep = tiny_sweep
     rows = table_rows(report)

@@ -101,5 +101,6 @@ def main(argv: list[str] | None = None) -> int:
     except NotASweep as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    print(report.read_text())  # the tables, readable in the terminal too
     print(f"report: {report}")
     return 0
