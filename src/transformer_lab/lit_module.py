@@ -137,10 +137,24 @@ class Seq2SeqLitModule(L.LightningModule):
             ignore_index=PAD,
             label_smoothing=self.hparams.label_smoothing,
         )
-        self.log("train/loss", loss, prog_bar=True, batch_size=batch["src"].size(0))
-        # one tag for the learning rate (LearningRateMonitor would split it per param group)
-        self.log("train/lr", self.optimizers().param_groups[0]["lr"], batch_size=1)
+        if self._logger_writes_this_step():
+            self.log("train/loss", loss, prog_bar=True, batch_size=batch["src"].size(0))
+            # one tag for the learning rate (LearningRateMonitor would split it per group)
+            self.log("train/lr", self.optimizers().param_groups[0]["lr"], batch_size=1)
         return loss
+
+    def _logger_writes_this_step(self) -> bool:
+        """Whether the loggers write this step's ``train/*``: every ``log_every_n_steps``
+        (never for 0), and every step of a ``fast_dev_run``.
+
+        ``self.log`` costs about 0.7 ms a call on a CPU, whether or not the value is written
+        (Lightning moves its result collection to the device each time): 6% of the main
+        job's step for two values only the progress bar would read in between.
+        """
+        every = self.trainer.log_every_n_steps
+        if self.trainer.fast_dev_run:
+            return True
+        return every > 0 and (self.global_step + 1) % every == 0
 
     def configure_optimizers(self):
         """AdamW with weight decay on matrices only (not biases, norms' gains), stepped LR."""

@@ -4,6 +4,7 @@ import json
 
 import pytest
 import torch
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from transformer_lab.train import build, train
 
@@ -35,6 +36,11 @@ def test_run_writes_config_checkpoints_events_and_metrics(compose_train, tmp_pat
     for key in ("val/loss", "val/seq_acc", "val/token_acc", "val/ppl", "test/loss", "test/seq_acc"):
         assert written[key] == pytest.approx(metrics[key])
     assert written["val/ppl"] == pytest.approx(torch.tensor(written["val/loss"]).exp().item())
+
+    events = EventAccumulator(str(run))
+    events.Reload()
+    for tag in ("train/loss", "train/lr"):  # every log_every_n_steps=5 of the 20 steps
+        assert [e.step for e in events.Scalars(tag)] == [4, 9, 14, 19], tag
 
 
 def test_checkpoint_loads_with_weights_only_and_rebuilds_the_model(compose_train, tmp_path):
