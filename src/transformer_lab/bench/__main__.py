@@ -37,7 +37,7 @@ FULL = Plan(
     calls={"d256": 4, "d64": 20},  # d256: 2 steps a round left the ratio within ±5% noise
     rounds=5,
     loop_overrides=("data.train_size=20000",),
-    loop_steps=50,
+    loop_steps=100,
     new_tokens=128,
     matmul_n=1024,
     compile=True,
