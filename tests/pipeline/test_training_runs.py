@@ -89,6 +89,7 @@ def test_loss_falls_clearly_on_the_copy_task(compose_train):
             batch["tgt_out"].flatten(),
             ignore_index=0,
         ).item()
+    module.train()  # Lightning keeps the modes it finds
     trainer.fit(module, datamodule=datamodule)
     final = float(trainer.callback_metrics["val/loss"])
     assert final < 0.5 * initial, (initial, final)
