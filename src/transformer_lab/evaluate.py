@@ -25,6 +25,7 @@ from omegaconf import DictConfig, OmegaConf
 from rich.console import Console
 from rich.table import Table
 
+from transformer_lab.console import LIGHTNING_INFO, metric_order, quiet_library_notices
 from transformer_lab.data.datamodule import SyntheticDataModule
 from transformer_lab.lit_module import Seq2SeqLitModule
 from transformer_lab.model.decoding import beam_search, check_beam_search
@@ -115,7 +116,8 @@ def decoded_metrics(
     """The test stage's metrics with ``seq_acc`` decoded by a ``beam_size`` beam (1: greedy)."""
     module.beam_size, module.length_penalty = beam_size, length_penalty
     trainer.test(module, datamodule=datamodule, verbose=False)
-    return {k: float(v) for k, v in sorted(trainer.callback_metrics.items())}
+    return {k: float(trainer.callback_metrics[k])
+            for k in sorted(trainer.callback_metrics, key=metric_order)}  # fmt: skip
 
 
 def print_results(results: dict, module, datamodule, n_samples: int) -> None:
@@ -206,7 +208,8 @@ def quote_paths(argv: list[str], keys: tuple[str, ...] = ("ckpt_path", "output")
 
 @hydra.main(version_base="1.3", config_path="../../conf", config_name="evaluate")
 def main(cfg: DictConfig) -> None:
-    logging.getLogger("lightning.pytorch.utilities.rank_zero").setLevel(logging.WARNING)
+    logging.getLogger(LIGHTNING_INFO).setLevel(logging.WARNING)
+    quiet_library_notices()
     try:
         evaluate(cfg)
     except EvaluationError as error:

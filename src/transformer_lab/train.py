@@ -26,6 +26,7 @@ from rich.table import Table
 from torch.utils.tensorboard.summary import hparams
 
 from transformer_lab.callbacks import diverged_at_step
+from transformer_lab.console import metric_order, quiet_library_notices
 from transformer_lab.resume import CheckpointNotFound, resolve_checkpoint, run_folder_of
 from transformer_lab.tokens import detokenize
 
@@ -115,7 +116,7 @@ def summarize(module, datamodule, metrics: dict[str, float], n_samples: int) -> 
     table = Table(title="test metrics")
     table.add_column("metric")
     table.add_column("value", justify="right")
-    for key in sorted(k for k in metrics if k.startswith("test")):
+    for key in sorted((k for k in metrics if k.startswith("test")), key=metric_order):
         table.add_row(key, f"{metrics[key]:.4f}")
     console.print(table)
     if n_samples <= 0:
@@ -200,6 +201,7 @@ def record_failure(error: BaseException) -> None:
 @hydra.main(version_base="1.3", config_path="../../conf", config_name="train")
 def main(cfg: DictConfig) -> float | None:
     """Run one job. In a sweep a failing job is recorded and the sweep goes on."""
+    quiet_library_notices()
     in_sweep = HydraConfig.get().mode == RunMode.MULTIRUN
     try:
         metrics = train(cfg)

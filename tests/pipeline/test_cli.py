@@ -1,6 +1,7 @@
 """The command line as a user runs it: a real two-job multirun in a subprocess."""
 
 import json
+import re
 import subprocess
 import sys
 
@@ -72,3 +73,7 @@ def test_single_run_prints_where_outputs_go_and_ends_with_metrics_and_samples(tm
     assert str(run.resolve()) in out
     assert "test/seq_acc" in out
     assert "sample generations" in out
+    by_length = re.findall(r"test/seq_acc_by_len/(\d+)", out)
+    assert by_length == [str(n) for n in range(3, 11)]  # 3..10 words, in numeric order
+    # two library notices a user cannot act on are kept off the terminal
+    assert "litlogger" not in out and "LeafSpec" not in out
