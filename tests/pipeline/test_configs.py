@@ -67,3 +67,28 @@ def test_pe_extrapolation_sweeps_every_encoding_and_tests_past_the_training_leng
     assert datamodule.test_split_names == ["test", "test_long"]
     assert datamodule.test_long_max_len > datamodule.max_len
     assert module.hparams.max_len >= datamodule.max_seq_len  # the tables cover test_long
+
+
+@pytest.mark.parametrize("experiment", options("experiment"))
+def test_every_experiment_composes_and_sweeps_only_options_that_exist(compose_train, experiment):
+    sweep = OmegaConf.load(CONF_DIR / "experiment" / f"{experiment}.yaml")
+    params = OmegaConf.select(sweep, "hydra.sweeper.params") or {}
+    for key, values in params.items():
+        if (CONF_DIR / key).is_dir():  # a config group: every swept option must exist
+            assert set(str(values).split(",")) <= set(options(key)), key
+    if experiment != "paper_base":  # builds a 57M-parameter model: tested in tests/gpu
+        _, module, trainer = build(compose_train([f"experiment={experiment}"]))
+        assert trainer.max_steps > 0 and module.model is not None
+
+
+def test_ffn_comparison_compares_feed_forward_blocks_of_the_same_size(compose_train):
+    sizes = {}
+    for ffn in ("relu", "gelu", "swiglu"):
+        _, module, _ = build(compose_train(["experiment=ffn_comparison", f"model/ffn={ffn}"]))
+        sizes[ffn] = sum(p.numel() for p in module.parameters())
+    assert sizes["gelu"] == sizes["relu"]
+    # per block, d_model 64, d_ff 256: ReLU W1, b1, W2, b2; SwiGLU's hidden width 2/3 x 256
+    # rounds up to 176 (a multiple of 8), with gate and value W, b and the output W, b
+    relu, swiglu = 2 * 64 * 256 + 256 + 64, 3 * 64 * 176 + 2 * 176 + 64
+    assert sizes["swiglu"] - sizes["relu"] == 4 * (swiglu - relu)  # 2 + 2 layers
+    assert sizes["swiglu"] / sizes["relu"] == pytest.approx(1.019, abs=1e-3)
