@@ -69,3 +69,13 @@ def test_cached_and_recomputed_greedy_decoding_give_identical_tokens():
     cached, recomputed = greedy_outputs(QUICK, new_tokens=12)
     assert cached.shape == (QUICK.batch, 13)
     assert torch.equal(cached, recomputed)
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the message of a machine without")
+def test_asking_for_a_gpu_where_there_is_none_is_one_clear_error():
+    command = [sys.executable, "-m", "transformer_lab.bench", "--quick", "--device", "cuda"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert done.stderr.strip().endswith(
+        "error: --device cuda: torch sees no CUDA GPU here; allowed on this machine: cpu"
+    )

@@ -52,3 +52,17 @@ def test_cache_and_invariances_hold_on_cuda(norm, pos):
     torch.testing.assert_close(model(src, changed)[:, :4], logits[:, :4], atol=1e-5, rtol=1e-5)
     padded = torch.cat([src, torch.full((4, 3), PAD, device="cuda")], dim=1)
     torch.testing.assert_close(model(padded, tgt_in), logits, atol=1e-5, rtol=1e-5)
+
+
+def test_the_benchmark_measures_every_row_on_the_gpu(tmp_path):
+    rows_file = tmp_path / "rows.json"
+    command = [sys.executable, "-m", "transformer_lab.bench", "--quick", "--device", "cuda",
+               "--json", str(rows_file)]  # fmt: skip
+    result = subprocess.run(command, capture_output=True, text=True, timeout=240)
+    assert result.returncode == 0, result.stderr[-3000:]
+    rows = json.loads(rows_file.read_text())
+    unmeasured = [row["name"] for row in rows if row["ratio"] is None]
+    assert len(unmeasured) == 2, unmeasured  # CPU threads, and compile under --quick
+    assert all(("1 thread" in name or "torch.compile" in name) for name in unmeasured)
+    (decoding,) = [row for row in rows if "KV cache" in row["name"]]
+    assert "identical outputs" in decoding["name"]

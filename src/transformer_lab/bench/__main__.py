@@ -1,12 +1,14 @@
-"""``python -m transformer_lab.bench [--quick] [--json PATH] [--markdown PATH] [--threads N]``.
+"""``python -m transformer_lab.bench [--quick] [--json PATH] [--markdown PATH] [--threads N]
+[--device cpu|cuda]``.
 
 Measures, in one process: training throughput of our model against the same model on
 ``torch.nn.Transformer``; the Lightning fit loop against a plain PyTorch loop; greedy
 decoding with the KV cache against recomputation; the attention-map path against the
 fast path; model FLOP/s against this machine's dense matmul; peak step memory; the
 ``model.compile`` and ``trainer.precision=bf16-mixed`` options; one thread against
-torch's default. ``--quick`` runs a toy
-version of everything (the smoke test) whose numbers mean nothing.
+torch's default (on a CPU). ``--quick`` runs a toy version of everything (the smoke test)
+whose numbers mean nothing. ``--device cuda`` runs on the first GPU at the seed-004 base
+model's size and the main job's, synchronizing before every clock reading.
 """
 
 import argparse
@@ -17,7 +19,7 @@ import torch
 
 from transformer_lab.bench import efficiency, inference, loop, options, training
 from transformer_lab.bench.rows import Row, print_table, unavailable, write_json, write_markdown
-from transformer_lab.bench.workloads import D256, MAIN, QUICK, Size
+from transformer_lab.bench.workloads import BASE, D256, MAIN, QUICK, Size
 
 
 @dataclass(frozen=True)
@@ -42,6 +44,16 @@ FULL = Plan(
     matmul_n=1024,
     compile=True,
 )
+GPU = Plan(  # the seed-004 base model's width and depth, and the main job's model
+    sizes=(BASE, MAIN),
+    calls={"d512": 10, "d64": 50},
+    rounds=5,
+    loop_overrides=("data.train_size=20000",),
+    loop_steps=200,
+    new_tokens=128,
+    matmul_n=8192,
+    compile=True,
+)
 QUICK_PLAN = Plan(
     sizes=(QUICK,),
     calls={"d16": 1},
@@ -57,19 +69,24 @@ QUICK_PLAN = Plan(
 )
 
 
+def on(plan: Plan, device: str) -> Plan:
+    """``plan`` with every size on ``device``."""
+    return replace(plan, sizes=tuple(replace(size, device=device) for size in plan.sizes))
+
+
 def run(plan: Plan) -> list[Row]:
     big, main = plan.sizes[0], plan.sizes[-1]
-    calls, rounds = plan.calls, plan.rounds
+    calls, rounds, device = plan.calls, plan.rounds, main.device
     trained = {
         (size, norm): training.throughput(size, norm, calls[size.label], rounds)
         for size in plan.sizes
         for norm in ("post", "pre")
     }
     rows = list(trained.values())
-    rows.append(loop.overhead(list(plan.loop_overrides), plan.loop_steps, rounds))
+    rows.append(loop.overhead(list(plan.loop_overrides), plan.loop_steps, rounds, device=device))
     rows.append(inference.greedy(replace(main, batch=16), plan.new_tokens, rounds))
     rows.append(inference.attention_maps(big, calls[big.label], rounds))
-    matmul = efficiency.matmul_flops_per_second(plan.matmul_n, 3, rounds)
+    matmul = efficiency.matmul_flops_per_second(plan.matmul_n, 3, rounds, device)
     rows += [
         efficiency.model_flop_fraction(size, "post", trained[size, "post"].ours, matmul)
         for size in plan.sizes
@@ -95,11 +112,19 @@ def main(argv: list[str] | None = None) -> list[Row]:
     parser.add_argument("--json", type=Path, help="also write the rows to this JSON file")
     parser.add_argument("--markdown", type=Path, help="also write the table as Markdown")
     parser.add_argument("--threads", type=int, help="torch intra-op threads (default: torch's)")
+    parser.add_argument(
+        "--device", choices=("cpu", "cuda"), default="cpu",
+        help="cpu (default), or cuda: the d512 and d64 sizes on the first GPU",
+    )  # fmt: skip
     args = parser.parse_args(argv)
+    if args.device == "cuda" and not torch.cuda.is_available():
+        parser.error("--device cuda: torch sees no CUDA GPU here; allowed on this machine: cpu")
     if args.threads:
         torch.set_num_threads(args.threads)
-    rows = run(QUICK_PLAN if args.quick else FULL)
-    print_table(rows, f"transformer_lab.bench ({torch.get_num_threads()} threads)")
+    plan = QUICK_PLAN if args.quick else GPU if args.device == "cuda" else FULL
+    rows = run(on(plan, args.device))
+    where = torch.cuda.get_device_name() if args.device == "cuda" else "CPU"
+    print_table(rows, f"transformer_lab.bench ({where}, {torch.get_num_threads()} threads)")
     if args.json:
         write_json(rows, args.json)
     if args.markdown:

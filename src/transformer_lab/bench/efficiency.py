@@ -5,9 +5,10 @@ backward), so "model FLOP/s" counts the work the model needs, not what the kerne
 The step rate is the one measured against the peer, and the machine's dense matmul rate
 is measured in the same process, on the same threads.
 
-Peak memory on a CPU has no ``max_memory_allocated``; the profiler's allocation events
-give it instead: the bytes held before the step (weights, buffers, optimizer state) plus
-the highest running total of what the step allocates and frees.
+Peak memory is the bytes held before the step (weights, buffers, optimizer state) plus the
+highest running total of what the step allocates and frees. A GPU counts that itself
+(``torch.cuda.max_memory_allocated``); a CPU has no such counter, so the profiler's
+allocation events give it there.
 """
 
 import torch
@@ -22,9 +23,9 @@ from transformer_lab.bench.workloads import Size, random_batch, train_step
 MiB = 2**20
 
 
-def matmul_flops_per_second(n: int, calls: int, rounds: int) -> float:
+def matmul_flops_per_second(n: int, calls: int, rounds: int, device: str = "cpu") -> float:
     """Dense fp32 ``[n, n] @ [n, n]`` FLOP/s: the machine's practical peak."""
-    a, b = torch.randn(n, n), torch.randn(n, n)
+    a, b = torch.randn(n, n, device=device), torch.randn(n, n, device=device)
     seconds = seconds_per_call({"mm": lambda: a @ b}, calls, rounds, warmup=2)["mm"]
     return 2 * n**3 / seconds
 
@@ -54,6 +55,13 @@ def _resident_bytes(model: torch.nn.Module, optimizer: torch.optim.Optimizer) ->
 def peak_step_bytes(model: torch.nn.Module, optimizer, batch: dict) -> int:
     """Resident bytes plus the highest running total a step allocates (after warm-up)."""
     train_step(model, optimizer, batch)  # the optimizer state exists from here on
+    if batch["src"].is_cuda:
+        torch.cuda.synchronize()
+        held = torch.cuda.memory_allocated()  # everything alive now, this model included
+        torch.cuda.reset_peak_memory_stats()
+        train_step(model, optimizer, batch)
+        torch.cuda.synchronize()
+        return _resident_bytes(model, optimizer) + torch.cuda.max_memory_allocated() - held
     with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
         train_step(model, optimizer, batch)
     events = prof.profiler.kineto_results.events()
@@ -66,12 +74,11 @@ def peak_step_bytes(model: torch.nn.Module, optimizer, batch: dict) -> int:
 
 
 def peak_memory(size: Size, norm: str) -> Row:
-    (ours, ours_opt), (peer, peer_opt) = build(size, norm), build(size, norm, peer=True)
     batch = random_batch(size)
     return Row(
         f"train-step peak memory, {size.label} {norm}-norm: ours / nn.Transformer "
         "(lower is better)",
-        peak_step_bytes(ours, ours_opt, batch) / MiB,
-        peak_step_bytes(peer, peer_opt, batch) / MiB,
+        peak_step_bytes(*build(size, norm), batch) / MiB,
+        peak_step_bytes(*build(size, norm, peer=True), batch) / MiB,
         "MiB",
     )

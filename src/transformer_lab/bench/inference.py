@@ -17,7 +17,7 @@ def decoder(size: Size, new_tokens: int) -> Seq2SeqTransformer:
     decodes all ``new_tokens``, so both sides do the same, full amount of work.
     """
     model = Seq2SeqTransformer(**size.model_kwargs("post", 0.1), max_len=new_tokens + 1,
-                               init_seed=0).eval()  # fmt: skip
+                               init_seed=0).to(size.device).eval()  # fmt: skip
     with torch.no_grad():
         model.output.bias[EOS] = -1e4
     return model
@@ -54,7 +54,7 @@ def greedy(size: Size, new_tokens: int, rounds: int) -> Row:
 def attention_maps(size: Size, calls: int, rounds: int) -> Row:
     """Eval forward passes with per-layer attention weights returned, against without."""
     model = Seq2SeqTransformer(**size.model_kwargs("post", 0.1), max_len=size.length,
-                               init_seed=0).eval()  # fmt: skip
+                               init_seed=0).to(size.device).eval()  # fmt: skip
     batch = random_batch(size)
 
     def forward(return_attention: bool):

@@ -5,7 +5,8 @@ from ``conf/``) on its datamodule, with its optimizer, LR schedule and gradient 
 The Lightning side is a ``Trainer`` with the main job's step settings and its TensorBoard
 logger; checkpoints, validation, the progress bar and the analysis callbacks are off,
 since they are features with costs of their own, not loop overhead. A step is the wall
-time from one batch's start to the next one's, so data loading counts on both sides.
+time from one batch's start to the next one's, so data loading (and on a GPU, moving the
+batch there) counts on both sides.
 """
 
 import logging
@@ -21,6 +22,7 @@ import lightning as L
 import torch
 
 from transformer_lab.bench.rows import Row
+from transformer_lab.bench.timing import synchronize
 from transformer_lab.bench.workloads import loss
 
 CONF = Path(__file__).resolve().parents[3] / "conf"
@@ -50,20 +52,22 @@ def _quiet():
 
 
 class StepClock(L.Callback):
-    """Records when each training batch starts."""
+    """Records when each training batch starts (once the GPU, if any, has caught up)."""
 
     def __init__(self):
         self.starts: list[float] = []
 
     def on_train_batch_start(self, *args) -> None:
+        synchronize()
         self.starts.append(time.perf_counter())
 
 
-def lightning_steps(module, datamodule, cfg, steps: int, log_dir: str) -> list[float]:
+def lightning_steps(module, datamodule, cfg, steps: int, log_dir: str, device: str) -> list[float]:
     clock = StepClock()
+    accelerator = "gpu" if torch.device(device).type == "cuda" else "cpu"
     with _quiet():
         trainer = L.Trainer(
-            accelerator="cpu", devices=1, max_steps=steps, precision=cfg.trainer.precision,
+            accelerator=accelerator, devices=1, max_steps=steps, precision=cfg.trainer.precision,
             gradient_clip_val=cfg.trainer.gradient_clip_val,
             log_every_n_steps=cfg.trainer.log_every_n_steps,
             logger=L.pytorch.loggers.TensorBoardLogger(log_dir), callbacks=[clock],
@@ -74,16 +78,19 @@ def lightning_steps(module, datamodule, cfg, steps: int, log_dir: str) -> list[f
     return clock.starts
 
 
-def plain_steps(module, datamodule, cfg, steps: int) -> list[float]:
+def plain_steps(module, datamodule, cfg, steps: int, device: str) -> list[float]:
+    module.to(device)
     config = module.configure_optimizers()
     optimizer, scheduler = config["optimizer"], config["lr_scheduler"]["scheduler"]
     module.train()
     starts = []
     while len(starts) <= steps:  # epochs
         for batch in datamodule.train_dataloader():
+            synchronize()
             starts.append(time.perf_counter())
             if len(starts) > steps:
                 break
+            batch = {name: tensor.to(device) for name, tensor in batch.items()}
             loss(module.model, batch).backward()
             torch.nn.utils.clip_grad_norm_(module.parameters(), cfg.trainer.gradient_clip_val)
             optimizer.step()
@@ -98,16 +105,18 @@ def _mean_step(starts: list[float], skip: int) -> float:
     return (kept[-1] - kept[0]) / (len(kept) - 1)
 
 
-def overhead(overrides: list[str], steps: int, rounds: int, skip: int = 3) -> Row:
+def overhead(
+    overrides: list[str], steps: int, rounds: int, skip: int = 3, device: str = "cpu"
+) -> Row:
     """Steps/s of Lightning and of the plain loop, alternating rounds, median round."""
     datamodule, module, cfg = main_job(overrides)
     times = {"lightning": [], "plain": []}
     with tempfile.TemporaryDirectory() as log_dir:
         for _ in range(rounds):
-            starts = lightning_steps(module, datamodule, cfg, steps + skip, log_dir)
+            starts = lightning_steps(module, datamodule, cfg, steps + skip, log_dir, device)
             times["lightning"].append(_mean_step(starts, skip))
             times["plain"].append(
-                _mean_step(plain_steps(module, datamodule, cfg, steps + skip), skip)
+                _mean_step(plain_steps(module, datamodule, cfg, steps + skip, device), skip)
             )
     lightning, plain = (statistics.median(times[k]) for k in ("lightning", "plain"))
     return Row(

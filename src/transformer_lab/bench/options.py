@@ -1,5 +1,5 @@
 """The speed options a run can switch on: ``model.compile``, ``trainer.precision`` and
-the intra-op thread count (``OMP_NUM_THREADS``).
+the intra-op thread count (``OMP_NUM_THREADS``, on a CPU).
 
 Each is measured against the plain fp32 eager model on torch's default threads, at the
 same size, dropout 0.1, in the same process. ``torch.compile`` needs a working compiler
@@ -59,7 +59,7 @@ def bf16_mixed(size: Size, calls: int, rounds: int) -> Row:
     batch = random_batch(size)
 
     def mixed_step() -> None:
-        with torch.autocast("cpu", dtype=torch.bfloat16):
+        with torch.autocast(torch.device(size.device).type, dtype=torch.bfloat16):
             step_loss = loss(model, batch)
         step_loss.backward()
         optimizer.step()
@@ -86,6 +86,8 @@ def one_thread(size: Size, calls: int, rounds: int) -> Row:
     """
     name = f"train tokens/s, {size.label} post-norm: 1 thread / {torch.get_num_threads()} threads"
     threads = torch.get_num_threads()
+    if torch.device(size.device).type != "cpu":
+        return unavailable(name, "tokens/s", f"CPU threads; this run is on {size.device}")
     if threads == 1:
         return unavailable(name, "tokens/s", "torch already uses 1 thread")
     model, optimizer = build(size, "post")

@@ -3,12 +3,21 @@
 Other processes come and go while a benchmark runs, so timing A for a while and then B
 for a while would compare two different machines. :func:`seconds_per_call` instead runs
 the contenders in alternating rounds (the order flipped every round) and keeps each
-one's median round, which drops rounds that a burst of outside load slowed down.
+one's median round, which drops rounds that a burst of outside load slowed down. On a GPU
+the clock is read only after :func:`synchronize`, so a round counts the kernels it queued.
 """
 
 import statistics
 import time
 from collections.abc import Callable
+
+import torch
+
+
+def synchronize() -> None:
+    """Wait for queued GPU work, where a GPU is in use (a no-op on a CPU run)."""
+    if torch.cuda.is_initialized():
+        torch.cuda.synchronize()
 
 
 def seconds_per_call(
@@ -18,6 +27,7 @@ def seconds_per_call(
     for fn in contenders.values():
         for _ in range(warmup):
             fn()
+    synchronize()
     samples: dict[str, list[float]] = {name: [] for name in contenders}
     order = list(contenders)
     for _ in range(rounds):
@@ -26,6 +36,7 @@ def seconds_per_call(
             start = time.perf_counter()
             for _ in range(calls):
                 fn()
+            synchronize()
             samples[name].append((time.perf_counter() - start) / calls)
         order.reverse()
     return {name: statistics.median(times) for name, times in samples.items()}

@@ -15,7 +15,8 @@ def build(size: Size, norm: str, peer: bool = False, dropout: float = DROPOUT):
     """Our model (or the peer) at ``size`` and its optimizer, in train mode."""
     torch.manual_seed(0)
     model_class = TorchTransformerPeer if peer else Seq2SeqTransformer
-    model = model_class(**size.model_kwargs(norm, dropout), max_len=size.length).train()
+    model = model_class(**size.model_kwargs(norm, dropout), max_len=size.length)
+    model = model.to(size.device).train()
     return model, adamw(model)
 
 

@@ -2,9 +2,11 @@
 
 ``d256`` is a mid-sized model where matmuls dominate a step; ``main`` is the main job's
 model and batch (``conf/model/transformer.yaml``, ``conf/data/reverse.yaml``), where
-Python and per-op overhead dominate; ``quick`` is a toy for the smoke test. Batches are
-full-length rows of random content tokens, so tokens per step is ``batch * length``
-target positions on every side of a comparison.
+Python and per-op overhead dominate; ``d512`` is the seed-004 base model's width and depth,
+for a GPU; ``quick`` is a toy for the smoke test. A size names the device it runs on, and
+its models and batches are made there. Batches are full-length rows of random content
+tokens, so tokens per step is ``batch * length`` target positions on every side of a
+comparison.
 """
 
 from dataclasses import dataclass
@@ -26,6 +28,7 @@ class Size:
     batch: int
     length: int
     vocab: int
+    device: str = "cpu"
 
     def model_kwargs(self, norm: str, dropout: float) -> dict:
         """Arguments shared by our model and the peer."""
@@ -42,6 +45,7 @@ class Size:
 
 
 D256 = Size("d256", d_model=256, num_heads=8, layers=3, d_ff=1024, batch=32, length=32, vocab=1000)
+BASE = Size("d512", d_model=512, num_heads=8, layers=6, d_ff=2048, batch=64, length=64, vocab=8000)
 MAIN = Size("d64", d_model=64, num_heads=4, layers=2, d_ff=256, batch=64, length=10, vocab=16)
 QUICK = Size("d16", d_model=16, num_heads=2, layers=1, d_ff=32, batch=4, length=6, vocab=16)
 
@@ -55,8 +59,9 @@ def random_batch(size: Size, seed: int = 0) -> dict[str, torch.Tensor]:
 
     target = tokens(size.length)
     bos = torch.full((size.batch, 1), BOS)
-    return {"src": tokens(size.length), "tgt_in": torch.cat((bos, target[:, :-1]), 1),
-            "tgt_out": target}  # fmt: skip
+    batch = {"src": tokens(size.length), "tgt_in": torch.cat((bos, target[:, :-1]), 1),
+             "tgt_out": target}  # fmt: skip
+    return {name: tensor.to(size.device) for name, tensor in batch.items()}
 
 
 def adamw(model: nn.Module) -> torch.optim.Optimizer:
