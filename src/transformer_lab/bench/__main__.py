@@ -44,15 +44,8 @@ FULL = Plan(
     matmul_n=1024,
     compile=True,
 )
-GPU = Plan(  # the seed-004 base model's width and depth, and the main job's model
-    sizes=(BASE, MAIN),
-    calls={"d512": 10, "d64": 50},
-    rounds=5,
-    loop_overrides=("data.train_size=20000",),
-    loop_steps=200,
-    new_tokens=128,
-    matmul_n=8192,
-    compile=True,
+GPU = replace(  # the seed-004 base model's width and depth, and the main job's model
+    FULL, sizes=(BASE, MAIN), calls={"d512": 10, "d64": 50}, loop_steps=200, matmul_n=8192
 )
 QUICK_PLAN = Plan(
     sizes=(QUICK,),
