@@ -84,10 +84,10 @@ def load(
         raise EvaluationError(
             f"{path} does not fit this version of transformer_lab: {_one_line(error)}"
         ) from None
-    return module, test_datamodule(data, test_splits or {}, module.hparams.max_len), checkpoint
+    return module, with_test_splits(data, test_splits or {}, module.hparams.max_len), checkpoint
 
 
-def test_datamodule(data: dict, test_splits: dict, model_max_len: int) -> SyntheticDataModule:
+def with_test_splits(data: dict, test_splits: dict, model_max_len: int) -> SyntheticDataModule:
     """The run's datamodule with its test splits changed by ``test_splits``."""
     if test_splits.get("test_long_max_len") and not test_splits.get(
         "test_long_size", data.get("test_long_size")
