@@ -3,8 +3,8 @@ attention-map path (weights returned) against the fast path."""
 
 import torch
 
-from transformer_lab.bench.rows import Row, tokens_per_second
-from transformer_lab.bench.timing import seconds_per_call
+from transformer_lab.bench.rows import Row
+from transformer_lab.bench.timing import tokens_per_second
 from transformer_lab.bench.workloads import Size, random_batch
 from transformer_lab.model import Seq2SeqTransformer
 from transformer_lab.tokens import EOS
@@ -33,22 +33,14 @@ def greedy(size: Size, new_tokens: int, rounds: int) -> Row:
     model, src = decoder(size, new_tokens), random_batch(size)["src"]
     cached, recomputed = (model.generate(src, new_tokens, use_cache=c) for c in (True, False))
     same = "identical outputs" if torch.equal(cached, recomputed) else "OUTPUTS DIFFER"
-    seconds = seconds_per_call(
-        {
-            "cache": lambda: model.generate(src, new_tokens, use_cache=True),
-            "recompute": lambda: model.generate(src, new_tokens, use_cache=False),
-        },
-        calls=1, rounds=rounds, warmup=0,
-    )  # fmt: skip
-    tokens = size.batch * new_tokens
     return tokens_per_second(
         f"greedy tokens/s, {new_tokens} new x batch {size.batch}, {size.label}: KV cache / "
         f"recompute ({same}; higher is better)",
-        tokens,
-        seconds,
-        "cache",
-        "recompute",
-    )
+        size.batch * new_tokens,
+        lambda: model.generate(src, new_tokens, use_cache=True),
+        lambda: model.generate(src, new_tokens, use_cache=False),
+        calls=1, rounds=rounds, warmup=0,
+    )  # fmt: skip
 
 
 def attention_maps(size: Size, calls: int, rounds: int) -> Row:
@@ -61,15 +53,11 @@ def attention_maps(size: Size, calls: int, rounds: int) -> Row:
         with torch.no_grad():
             return model(batch["src"], batch["tgt_in"], return_attention=return_attention)
 
-    seconds = seconds_per_call(
-        {"maps": lambda: forward(True), "fast": lambda: forward(False)},
-        calls=calls, rounds=rounds, warmup=2,
-    )  # fmt: skip
     return tokens_per_second(
         f"eval forward tokens/s, {size.label}: attention maps returned / fast path "
         "(higher is better)",
         size.tokens,
-        seconds,
-        "maps",
-        "fast",
-    )
+        lambda: forward(True),
+        lambda: forward(False),
+        calls=calls, rounds=rounds, warmup=2,
+    )  # fmt: skip

@@ -13,8 +13,8 @@ import time
 
 import torch
 
-from transformer_lab.bench.rows import Row, tokens_per_second, unavailable
-from transformer_lab.bench.timing import seconds_per_call
+from transformer_lab.bench.rows import Row, unavailable
+from transformer_lab.bench.timing import tokens_per_second
 from transformer_lab.bench.training import build
 from transformer_lab.bench.workloads import Size, loss, random_batch, train_step
 
@@ -35,15 +35,15 @@ def compiled(size: Size, calls: int, rounds: int) -> list[Row]:
     start = time.perf_counter()
     train_step(eager, eager_optimizer, batch)
     first_eager = time.perf_counter() - start
-    seconds = seconds_per_call(
-        {
-            "compiled": lambda: train_step(model, optimizer, batch),
-            "eager": lambda: train_step(eager, eager_optimizer, batch),
-        },
+    steady = tokens_per_second(
+        name,
+        size.tokens,
+        lambda: train_step(model, optimizer, batch),
+        lambda: train_step(eager, eager_optimizer, batch),
         calls=calls, rounds=rounds, warmup=2,
     )  # fmt: skip
     return [
-        tokens_per_second(name, size.tokens, seconds, "compiled", "eager"),
+        steady,
         Row(
             f"first train step s, {size.label} post-norm: torch.compile / eager (lower is better)",
             first_compiled,
@@ -65,17 +65,13 @@ def bf16_mixed(size: Size, calls: int, rounds: int) -> Row:
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
 
-    seconds = seconds_per_call(
-        {"bf16": mixed_step, "fp32": lambda: train_step(model, optimizer, batch)},
-        calls=calls, rounds=rounds, warmup=2,
-    )  # fmt: skip
     return tokens_per_second(
         f"train tokens/s, {size.label} post-norm: bf16-mixed / fp32 (higher is better)",
         size.tokens,
-        seconds,
-        "bf16",
-        "fp32",
-    )
+        mixed_step,
+        lambda: train_step(model, optimizer, batch),
+        calls=calls, rounds=rounds, warmup=2,
+    )  # fmt: skip
 
 
 def one_thread(size: Size, calls: int, rounds: int) -> Row:
@@ -100,8 +96,10 @@ def one_thread(size: Size, calls: int, rounds: int) -> Row:
         finally:
             torch.set_num_threads(threads)
 
-    seconds = seconds_per_call(
-        {"one": lambda: step_on(1), "default": lambda: step_on(threads)},
+    return tokens_per_second(
+        f"{name} (higher is better)",
+        size.tokens,
+        lambda: step_on(1),
+        lambda: step_on(threads),
         calls=calls, rounds=rounds, warmup=2,
     )  # fmt: skip
-    return tokens_per_second(f"{name} (higher is better)", size.tokens, seconds, "one", "default")

@@ -39,13 +39,6 @@ class Row:
         }
 
 
-def tokens_per_second(
-    name: str, tokens: int, seconds: dict[str, float], ours: str, peer: str
-) -> Row:
-    """A throughput row from two contenders' seconds per call, each call ``tokens`` long."""
-    return Row(name, tokens / seconds[ours], tokens / seconds[peer], "tokens/s")
-
-
 def unavailable(name: str, unit: str, why: str) -> Row:
     """A row for something this machine cannot run, instead of a crash."""
     return Row(f"{name} [unavailable: {why}]", None, None, unit)

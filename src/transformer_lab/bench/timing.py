@@ -13,6 +13,8 @@ from collections.abc import Callable
 
 import torch
 
+from transformer_lab.bench.rows import Row
+
 
 def synchronize() -> None:
     """Wait for queued GPU work, where a GPU is in use (a no-op on a CPU run)."""
@@ -40,3 +42,18 @@ def seconds_per_call(
             samples[name].append((time.perf_counter() - start) / calls)
         order.reverse()
     return {name: statistics.median(times) for name, times in samples.items()}
+
+
+def tokens_per_second(
+    name: str,
+    tokens: int,
+    ours: Callable[[], object],
+    peer: Callable[[], object],
+    *,
+    calls: int,
+    rounds: int,
+    warmup: int,
+) -> Row:
+    """A throughput row: ``ours`` against ``peer``, each call processing ``tokens``."""
+    seconds = seconds_per_call({"ours": ours, "peer": peer}, calls, rounds, warmup)
+    return Row(name, tokens / seconds["ours"], tokens / seconds["peer"], "tokens/s")

@@ -3,8 +3,8 @@
 import torch
 
 from transformer_lab.bench.peers import TorchTransformerPeer
-from transformer_lab.bench.rows import Row, tokens_per_second
-from transformer_lab.bench.timing import seconds_per_call
+from transformer_lab.bench.rows import Row
+from transformer_lab.bench.timing import tokens_per_second
 from transformer_lab.bench.workloads import Size, adamw, random_batch, train_step
 from transformer_lab.model import Seq2SeqTransformer
 
@@ -24,17 +24,10 @@ def throughput(size: Size, norm: str, calls: int, rounds: int) -> Row:
     """Tokens per second of forward + backward + AdamW, dropout 0.1, ours vs the peer."""
     (ours, ours_opt), (peer, peer_opt) = build(size, norm), build(size, norm, peer=True)
     batch = random_batch(size)
-    seconds = seconds_per_call(
-        {
-            "ours": lambda: train_step(ours, ours_opt, batch),
-            "peer": lambda: train_step(peer, peer_opt, batch),
-        },
-        calls=calls, rounds=rounds, warmup=3,
-    )  # fmt: skip
     return tokens_per_second(
         f"train tokens/s, {size.label} {norm}-norm: ours / nn.Transformer (higher is better)",
         size.tokens,
-        seconds,
-        "ours",
-        "peer",
-    )
+        lambda: train_step(ours, ours_opt, batch),
+        lambda: train_step(peer, peer_opt, batch),
+        calls=calls, rounds=rounds, warmup=3,
+    )  # fmt: skip
