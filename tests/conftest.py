@@ -1,8 +1,11 @@
-"""Shared helpers: compose the real Hydra config the way the CLI does."""
+"""Shared helpers: compose the real Hydra config the way the CLI does; run tiny models on
+one thread (they gain nothing from intra-op threads, and lose a lot under CPU contention)."""
 
+import os
 from pathlib import Path
 
 import pytest
+import torch
 from hydra import compose, initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
 from hydra.core.hydra_config import HydraConfig
@@ -30,3 +33,19 @@ def compose_train(tmp_path):
 
     yield _compose
     GlobalHydra.instance().clear()
+
+
+@pytest.fixture(scope="module")
+def one_thread():
+    """torch on one intra-op thread for a module's tests; packages of tiny models make it
+    autouse in their conftest."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+@pytest.fixture(scope="session")
+def one_thread_env() -> dict[str, str]:
+    """The environment for a subprocess that trains tiny models: ``OMP_NUM_THREADS=1``."""
+    return {**os.environ, "OMP_NUM_THREADS": "1"}

@@ -19,12 +19,8 @@ MAX_LEN = 16
 
 
 @pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """Tiny tensors gain nothing from intra-op threads, and lose a lot under CPU contention."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+def one_thread(one_thread):
+    """Every test here runs torch on one thread (the fixture of tests/conftest.py)."""
 
 
 @pytest.fixture(params=NORMS)
