@@ -78,19 +78,23 @@ def load(
     try:
         module = Seq2SeqLitModule(**checkpoint["hyper_parameters"])
         module.load_state_dict(checkpoint["state_dict"])
-        data = dict(checkpoint["datamodule_hyper_parameters"])
-        SyntheticDataModule(**data)  # the run's own data must build before any change
+        datamodule = SyntheticDataModule(**checkpoint["datamodule_hyper_parameters"])
     except (TypeError, ValueError, RuntimeError) as error:
         raise EvaluationError(
             f"{path} does not fit this version of transformer_lab: {_one_line(error)}"
         ) from None
-    return module, with_test_splits(data, test_splits or {}, module.hparams.max_len), checkpoint
+    if test_splits:
+        datamodule = with_test_splits(datamodule, test_splits, module.hparams.max_len)
+    return module, datamodule, checkpoint
 
 
-def with_test_splits(data: dict, test_splits: dict, model_max_len: int) -> SyntheticDataModule:
-    """The run's datamodule with its test splits changed by ``test_splits``."""
+def with_test_splits(
+    run_data: SyntheticDataModule, test_splits: dict, model_max_len: int
+) -> SyntheticDataModule:
+    """The run's datamodule rebuilt with its test splits changed by ``test_splits``."""
+    data = dict(run_data.hparams)
     if test_splits.get("test_long_max_len") and not test_splits.get(
-        "test_long_size", data.get("test_long_size")
+        "test_long_size", data["test_long_size"]
     ):
         raise EvaluationError(
             "data.test_long_max_len needs a test_long split; this run had none, so give "
