@@ -15,7 +15,7 @@ from torch import nn
 from transformer_lab.model import Seq2SeqTransformer
 from transformer_lab.model.decoding import beam_search
 from transformer_lab.schedules import lr_multiplier
-from transformer_lab.tokens import PAD
+from transformer_lab.tokens import FIRST_CONTENT, PAD
 
 
 class StageMetrics(nn.Module):
@@ -107,6 +107,8 @@ class Seq2SeqLitModule(L.LightningModule):
         )  # fmt: skip
         if compile:  # lazily, at the first call; the state_dict keys stay the same
             self.model.compile()
+        else:  # the model summary runs it for real FLOPs and shapes (compiling would take long)
+            self.example_input_array = (torch.full((1, 4), FIRST_CONTENT),) * 2  # src, tgt_in
         # a source holds at most max_len - 1 words (and EOS)
         self.metrics = nn.ModuleDict({stage: StageMetrics(max_len) for stage in self.EVAL_STAGES})
         self.beam_size, self.length_penalty = 1, 0.0  # how seq_acc decodes

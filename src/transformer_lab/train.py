@@ -23,15 +23,15 @@ from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 from rich.console import Console
 from rich.table import Table
-from torch.utils.tensorboard.summary import hparams
 
 from transformer_lab.callbacks import diverged_at_step
 from transformer_lab.console import metric_order, quiet_library_notices
+from transformer_lab.hparams import metric_names, run_hparams, write_hparams
+from transformer_lab.learning_curve import CURVE_TAG, curve_metrics, read_scalars
 from transformer_lab.resume import CheckpointNotFound, resolve_checkpoint, run_folder_of
 from transformer_lab.tokens import detokenize
 
 log = logging.getLogger(__name__)
-HPARAM_METRICS = ("val/loss", "val/seq_acc", "test/loss", "test/seq_acc", "test_long/seq_acc")
 
 
 class ConfigError(ValueError):
@@ -82,35 +82,6 @@ def build(cfg: DictConfig):
     return datamodule, module, trainer
 
 
-def flat_hparams(cfg: DictConfig) -> dict[str, int | float | str | bool]:
-    """The resolved config as ``{"model.d_model": 64, ...}`` primitives for TensorBoard."""
-    flat = {}
-
-    def walk(node, prefix):
-        for key, value in node.items():
-            if key.startswith("_"):
-                continue
-            if isinstance(value, dict):
-                walk(value, f"{prefix}{key}.")
-            else:
-                is_primitive = isinstance(value, int | float | str | bool)
-                flat[f"{prefix}{key}"] = value if is_primitive else str(value)
-
-    walk(OmegaConf.to_container(cfg, resolve=True), "")
-    return flat
-
-
-def write_hparams(trainer: L.Trainer, params: dict, metrics: dict[str, float]) -> None:
-    """Write the HPARAMS session; the plugin reads each metric's latest logged scalar."""
-    present = {k: metrics[k] for k in HPARAM_METRICS if k in metrics}
-    for logger in trainer.loggers:
-        if isinstance(logger, L.pytorch.loggers.TensorBoardLogger):
-            writer = logger.experiment._get_file_writer()
-            for summary in hparams(params, present):
-                writer.add_summary(summary)
-            logger.experiment.flush()
-
-
 def summarize(module, datamodule, metrics: dict[str, float], n_samples: int) -> None:
     console = Console()
     table = Table(title="test metrics")
@@ -149,6 +120,8 @@ def check_launcher(cfg: DictConfig) -> None:
 def train(cfg: DictConfig) -> dict[str, float]:
     output_dir = Path(HydraConfig.get().runtime.output_dir)
     check_launcher(cfg)
+    if not 0.0 < cfg.target_seq_acc <= 1.0:
+        raise ConfigError(f"target_seq_acc={cfg.target_seq_acc}; allowed: 0 < target_seq_acc <= 1")
     try:
         checkpoint = resolve_checkpoint(cfg)
     except CheckpointNotFound as error:
@@ -177,11 +150,17 @@ def train(cfg: DictConfig) -> dict[str, float]:
     metrics |= {k: float(v) for k, v in trainer.callback_metrics.items() if k.startswith("test")}
 
     if trainer.is_global_zero:
+        for logger in trainer.loggers:
+            logger.save()  # the events on disk, to read the val/seq_acc curve back
+        curve = curve_metrics(read_scalars(output_dir).get(CURVE_TAG, []), cfg.target_seq_acc)
+        metrics |= curve
         record = dict(sorted(metrics.items()))
         record |= {"global_step": trainer.global_step, "train_seconds": round(train_seconds, 1)}
         record |= {"diverged": diverged_at is not None, "diverged_at_step": diverged_at}
         (output_dir / "metrics.json").write_text(json.dumps(record, indent=2) + "\n")
-        write_hparams(trainer, flat_hparams(cfg), metrics)
+        run = {"run/diverged": float(diverged_at is not None), "run/train_seconds": train_seconds}
+        params = run_hparams(cfg, HydraConfig.get().overrides.task)
+        write_hparams(trainer, params, metric_names(cfg), curve | run)
         summarize(module, datamodule, metrics, cfg.samples)
         log.info("metrics: %s", output_dir.resolve() / "metrics.json")
     return metrics

@@ -3,14 +3,20 @@
 from transformer_lab.callbacks.attention_maps import AttentionMaps
 from transformer_lab.callbacks.divergence import DivergenceGuard, diverged_at_step
 from transformer_lab.callbacks.layer_stats import LayerStats
+from transformer_lab.callbacks.length_series import LengthSeries
 from transformer_lab.callbacks.norm_comparison import NormComparison
 from transformer_lab.callbacks.positional_map import PositionalMap
+from transformer_lab.callbacks.samples import SampleGenerations
+from transformer_lab.callbacks.scalar_layout import ScalarLayout
 
 __all__ = [
     "AttentionMaps",
     "DivergenceGuard",
     "LayerStats",
+    "LengthSeries",
     "NormComparison",
     "PositionalMap",
+    "SampleGenerations",
+    "ScalarLayout",
     "diverged_at_step",
 ]

@@ -2,10 +2,10 @@
 
 Reads every job of a Hydra multirun (its overrides, ``metrics.json``, TensorBoard scalars
 and ``norm_comparison.json``) and writes ``report.md`` plus PNG figures into the sweep
-folder: final metrics per configuration (mean ± std over seeds), steps to a target
-``val/seq_acc``, diverged runs marked, accuracy by length past the training lengths (a
+folder, and both into the TensorBoard run ``<sweep>/report/``: final metrics per
+configuration (mean ± std over seeds), steps to a target ``val/seq_acc``, diverged runs marked, accuracy by length past the training lengths (a
 ``test_long`` split, as in ``experiment=pe_extrapolation``), and figures: the
-validation-loss curves grouped by ``model/norm``, exact-match accuracy against length, and
+validation-loss curves grouped by ``model.norm``, exact-match accuracy against length, and
 the gradient norm by layer at initialisation per norm placement.
 It groups by whichever overrides vary, so it works on any sweep; jobs that have not
 finished (still running, killed, failed) are listed, and the finished ones still reported.
@@ -15,10 +15,12 @@ import argparse
 import sys
 from pathlib import Path
 
+from transformer_lab.console import quiet_library_notices
 from transformer_lab.report.figures import FIGURES
 from transformer_lab.report.lengths import length_table
 from transformer_lab.report.runs import NotASweep, Sweep, load_sweep
 from transformer_lab.report.table import configuration_table, output_change_table
+from transformer_lab.report.tensorboard import write_tensorboard
 
 
 def _unfinished_lines(sweep: Sweep) -> list[str]:
@@ -32,8 +34,9 @@ def _unfinished_lines(sweep: Sweep) -> list[str]:
     return lines
 
 
-def render(sweep: Sweep, target: float) -> str:
-    """``report.md`` of ``sweep``; writes its figures into the sweep folder on the way."""
+def render(sweep: Sweep, target: float) -> tuple[str, list[tuple[str, str]]]:
+    """``report.md`` of ``sweep`` and its figures ``[(caption, file)]``, which it writes
+    into the sweep folder on the way."""
     keys = ", ".join(f"`{k}`" for k in sweep.config_keys) or "nothing (one configuration)"
     lines = [
         f"# Sweep report: {sweep.path.name}",
@@ -57,17 +60,17 @@ def render(sweep: Sweep, target: float) -> str:
                   "these with the in-range lengths.", "", lengths]  # fmt: skip
     if sweep.unfinished:
         lines += ["", "## Not finished", "", *_unfinished_lines(sweep)]
+    figures = [figure for make in FIGURES for figure in make(sweep, sweep.path)]
     lines += ["", "## Figures"]
-    for make in FIGURES:
-        for caption, file in make(sweep, sweep.path):
-            lines += ["", f"{caption}:", "", f"![{caption}]({file})"]
+    for caption, file in figures:
+        lines += ["", f"{caption}:", "", f"![{caption}]({file})"]
     changes = output_change_table(sweep.architectures())
     if changes:
         lines += ["", "## Output change under weight noise at initialisation", "",
                   "Mean squared change of the logits when every weight matrix gets noise "
                   "of its std times the configured perturbation (Liu et al., 2020), "
                   "per norm placement of the twins:", "", changes]  # fmt: skip
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n", figures
 
 
 def write_report(path: Path, target: float = 0.9, replicate_key: str = "seed") -> Path:
@@ -77,8 +80,12 @@ def write_report(path: Path, target: float = 0.9, replicate_key: str = "seed") -
             f"{path}: none of its {len(sweep.runs)} jobs has finished yet (no metrics.json); "
             "nothing to report"
         )
+    text, figures = render(sweep, target)
     report = path / "report.md"
-    report.write_text(render(sweep, target))
+    report.write_text(text)
+    sections = text.split("\n## ")
+    tables = "\n## ".join(s for s in sections if not s.startswith("Figures"))  # images instead
+    write_tensorboard(path, tables, figures)
     return report
 
 
@@ -96,6 +103,7 @@ def main(argv: list[str] | None = None) -> int:
         "--replicate-key", default="seed", help="the override whose runs are averaged (seed)"
     )
     args = parser.parse_args(argv)
+    quiet_library_notices()
     try:
         report = write_report(args.sweep, args.target, args.replicate_key)
     except NotASweep as error:

@@ -15,7 +15,7 @@ from transformer_lab.report.lengths import accuracy_by_length_figure
 from transformer_lab.report.runs import Run, Sweep, natural_key
 
 Figure = Callable[[Sweep, Path], list[tuple[str, str]]]
-COLOUR_KEY = "model/norm"  # the override the curves are coloured by, when it varies
+COLOUR_KEY = "model.norm"  # the override the curves are coloured by, when it varies
 
 
 def _groups(runs: list[Run], keys: list[str]) -> dict[tuple[str, ...], list[Run]]:
@@ -27,7 +27,7 @@ def _groups(runs: list[Run], keys: list[str]) -> dict[tuple[str, ...], list[Run]
 
 def val_loss_curves(sweep: Sweep, folder: Path) -> list[tuple[str, str]]:
     """Every finished run's ``val/loss`` against the step, one panel per configuration of the
-    varying overrides other than ``model/norm``, coloured by ``model/norm`` (or, if the
+    varying overrides other than ``model.norm``, coloured by ``model.norm`` (or, if the
     norm does not vary, by the first varying override), one line per seed."""
     runs = [r for r in sweep.finished if r.scalars.get("val/loss")]
     if not runs:

@@ -10,6 +10,7 @@ diverge, as in the final-metrics table.
 import statistics
 from pathlib import Path
 
+from transformer_lab.callbacks.length_series import length_series
 from transformer_lab.plotting import new_figure, save_png
 from transformer_lab.report.runs import Sweep
 from transformer_lab.report.table import EMPTY, markdown
@@ -23,10 +24,8 @@ def accuracy_by_length(
 ) -> dict[int, float]:
     """``{words: seq_acc}`` of the ``splits`` of one run's metrics, in length order."""
     curve = {}
-    for key, value in metrics.items():
-        split, _, name = key.partition("/")
-        if split in splits and name.startswith("seq_acc_by_len/"):
-            curve[int(name.rpartition("/")[2])] = value
+    for split in splits:
+        curve |= length_series(metrics, split)
     return dict(sorted(curve.items()))
 
 

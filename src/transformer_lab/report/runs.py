@@ -14,10 +14,9 @@ from functools import cached_property
 from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
-from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-# keep every scalar, skip the payloads the report never reads
-_SIZE_GUIDANCE = {"scalars": 0, "images": 1, "tensors": 1, "histograms": 1, "audio": 1}
+from transformer_lab.hparams import override_key
+from transformer_lab.learning_curve import Points, read_scalars
 
 
 class NotASweep(ValueError):
@@ -27,7 +26,7 @@ class NotASweep(ValueError):
 @dataclass
 class Run:
     path: Path
-    overrides: dict[str, str]  # {"model/norm": "pre", "seed": "0", ...}
+    overrides: dict[str, str]  # {"model.norm": "pre", "seed": "0", ...}
     metrics: dict | None = None  # metrics.json; None until the job finished
     failure: dict | None = None  # failed.json
 
@@ -44,14 +43,9 @@ class Run:
         return bool(self.metrics and self.metrics.get("diverged"))
 
     @cached_property
-    def scalars(self) -> dict[str, list[tuple[int, float]]]:
+    def scalars(self) -> dict[str, Points]:
         """Every TensorBoard scalar tag as ``[(step, value), ...]``, in step order."""
-        events = EventAccumulator(str(self.path), size_guidance=_SIZE_GUIDANCE)
-        events.Reload()
-        return {
-            tag: sorted((e.step, e.value) for e in events.Scalars(tag))
-            for tag in events.Tags()["scalars"]
-        }
+        return read_scalars(self.path)
 
     @cached_property
     def config(self) -> DictConfig | None:
@@ -70,7 +64,8 @@ def _read_json(path: Path) -> dict | None:
 
 def read_run(path: Path) -> Run:
     items = OmegaConf.load(path / ".hydra" / "overrides.yaml") or []
-    overrides = dict(item.split("=", 1) for item in items if "=" in item)
+    pairs = (item.split("=", 1) for item in items if "=" in item)
+    overrides = {override_key(key): value for key, value in pairs}
     return Run(path, overrides, _read_json(path / "metrics.json"), _read_json(path / "failed.json"))
 
 

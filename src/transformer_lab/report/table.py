@@ -8,6 +8,7 @@ the first validation step at which a run reached the target.
 
 import statistics
 
+from transformer_lab import learning_curve
 from transformer_lab.report.runs import Run, Sweep
 
 TABLE_METRICS = ("val/loss", "val/seq_acc", "test/seq_acc", "test_long/seq_acc")
@@ -22,8 +23,8 @@ def mean_std(values: list[float], fmt: str) -> str:
     return mean if len(values) == 1 else f"{mean} ± {statistics.stdev(values):{fmt}}"
 
 
-def steps_to_target(run: Run, target: float, tag: str = "val/seq_acc") -> int | None:
-    return next((step for step, value in run.scalars.get(tag, []) if value >= target), None)
+def steps_to_target(run: Run, target: float) -> int | None:
+    return learning_curve.steps_to_target(run.scalars.get(learning_curve.CURVE_TAG, []), target)
 
 
 def markdown(header: list[str], rows: list[list[str]]) -> str:

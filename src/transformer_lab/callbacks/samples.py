@@ -1,0 +1,78 @@
+"""Sample generations as TensorBoard text (the TEXT tab), at every validation and at the
+test: a markdown table source | target | prediction whose first wrong token is bold, so
+a reader sees *where* a model goes wrong, and how that changes over training.
+
+The examples are the split's first ``pool_size`` (always the same ones, see
+``SyntheticDataModule.sample``), decoded greedily; the table shows ``num_examples`` of
+them, wrong ones first when there are any. Tags: ``samples/val``, ``samples/test``,
+``samples/test_long``.
+"""
+
+import lightning as L
+import torch
+
+from transformer_lab.tokens import EOS, detokenize
+
+END = "⟨end⟩"  # the end of sequence, where it is the first wrong token
+
+
+def _words(ids: list[int]) -> list[str]:
+    """Content words up to EOS, then :data:`END` if the sequence has an EOS."""
+    words = detokenize(ids).split()
+    return [*words, END] if EOS in ids else words
+
+
+def sample_row(src: list[int], target: list[int], predicted: list[int]) -> tuple[list[str], bool]:
+    """``([source, target, prediction], correct)`` as markdown cells; the prediction's
+    first token that differs from the target is bold (:data:`END` if it stopped early)."""
+    want, got = _words(target), _words(predicted)
+    cells = [detokenize(src), detokenize(target)]
+    if want == got:
+        return [*cells, detokenize(predicted)], True
+    wrong = next(i for i in range(len(got) + 1)
+                 if i == len(got) or i == len(want) or got[i] != want[i])  # fmt: skip
+    shown = got if wrong < len(got) else [*got, "…"]  # "…": cut off at the length limit
+    shown[wrong] = f"**{shown[wrong]}**"
+    return [*cells, " ".join(word for word in shown if word != END)], False
+
+
+def sample_table(rows: list[tuple[list[str], bool]]) -> str:
+    """The markdown TensorBoard renders: a one-line count, then the table."""
+    wrong = sum(not correct for _, correct in rows)
+    lines = [f"{wrong} of {len(rows)} wrong; the first wrong token is bold.", "",
+             "| source | target | prediction |", "|---|---|---|"]  # fmt: skip
+    lines += ["| " + " | ".join(cells) + " |" for cells, _ in rows]
+    return "\n".join(lines)
+
+
+class SampleGenerations(L.Callback):
+    def __init__(self, num_examples: int = 8, pool_size: int = 64):
+        if not 1 <= num_examples <= pool_size:
+            raise ValueError(
+                f"num_examples={num_examples}, pool_size={pool_size}; allowed: "
+                "1 <= num_examples <= pool_size"
+            )
+        self.num_examples, self.pool_size = num_examples, pool_size
+
+    def on_validation_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
+        if not trainer.sanity_checking:
+            self._log(trainer, pl_module, "val")
+
+    def on_test_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
+        for split in trainer.datamodule.test_split_names:
+            self._log(trainer, pl_module, split)
+
+    def _log(self, trainer: L.Trainer, pl_module: L.LightningModule, split: str) -> None:
+        if not trainer.is_global_zero:
+            return
+        batch = trainer.datamodule.sample(split, self.pool_size)
+        src, tgt_out = batch["src"], batch["tgt_out"]  # [B, S], [B, T]
+        with torch.no_grad():
+            predicted = pl_module.model.generate(src.to(pl_module.device), tgt_out.size(1))
+        rows = [sample_row(s.tolist(), t.tolist(), p.tolist())
+                for s, t, p in zip(src, tgt_out, predicted[:, 1:].cpu(), strict=True)]  # fmt: skip
+        rows = sorted(rows, key=lambda row: row[1])[: self.num_examples]  # stable: wrong first
+        text = sample_table(rows)
+        for logger in trainer.loggers:
+            if isinstance(logger, L.pytorch.loggers.TensorBoardLogger):
+                logger.experiment.add_text(f"samples/{split}", text, trainer.global_step)

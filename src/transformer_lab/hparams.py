@@ -1,0 +1,92 @@
+"""What a run's HPARAMS entry holds: the few settings that answer "which setting wins".
+
+Not the whole config tree (about 80 constants such as ``callbacks.*.dirpath`` would push
+the swept key off screen), but first the keys the job overrides (its sweep axes, ``seed``
+included), then a short curated set that matters when comparing runs. Metrics are final
+values plus what the final values hide: the best ``val/seq_acc``, the steps to reach a
+target, whether the run diverged and how long it trained.
+
+Every HPARAMS entry of a sweep lists the same metric names, present or not: TensorBoard
+takes the column list from the first run it finds, so a metric missing there (a target
+that run never reached) would vanish for all.
+"""
+
+import lightning as L
+from omegaconf import DictConfig, OmegaConf
+from torch.utils.tensorboard.summary import hparams
+from torch.utils.tensorboard.writer import FileWriter
+
+CURATED = (
+    "data.task", "data.min_len", "data.max_len", "data.batch_size",
+    "model.d_model", "model.num_heads", "model.num_encoder_layers", "model.num_decoder_layers",
+    "model.d_ff", "model.norm", "model.norm_type", "model.pos_encoding", "model.activation",
+    "model.lr", "model.schedule", "model.warmup_steps", "trainer.max_steps",
+)  # fmt: skip
+# top-level keys that are plumbing, not hyper-parameters, even when a job overrides them
+PLUMBING = ("callbacks", "paths", "logger", "hydra", "ckpt_path", "samples", "task_name")
+METRICS = (
+    "val/loss", "val/seq_acc", "val/seq_acc_best", "val/steps_to_target", "test/seq_acc",
+    "run/diverged", "run/train_seconds",
+)  # fmt: skip
+LONG_METRICS = ("test_long/seq_acc",)  # listed when the data has a test_long split
+
+Value = int | float | str | bool
+
+
+def override_key(key: str) -> str:
+    """One spelling per key: ``model/norm``, ``model.norm``, ``+model.norm`` -> ``model.norm``.
+
+    Hydra accepts a group's slash and a value's dot for the same setting; the job folder
+    (see ``train.run_name``), the report and HPARAMS all name it with dots.
+    """
+    return key.lstrip("~+").replace("/", ".")
+
+
+def _is_plumbing(key: str) -> bool:
+    return key.split(".")[0] in PLUMBING or "_target_" in key
+
+
+def _value(cfg: DictConfig, key: str, given: str) -> Value:
+    """The resolved config's value at ``key``, or the override as typed where that is no
+    single value (``data=copy`` names a whole group, ``experiment=smoke`` none)."""
+    value = OmegaConf.select(cfg, key, default=None)
+    if isinstance(value, bool | int | float | str):
+        return value
+    return given
+
+
+def run_hparams(cfg: DictConfig, overrides: list[str]) -> dict[str, Value]:
+    """The job's override keys first, in the order given, then :data:`CURATED`."""
+    params: dict[str, Value] = {}
+    for item in overrides:
+        key, _, given = item.partition("=")
+        key = override_key(key)
+        if not _is_plumbing(key):
+            params[key] = _value(cfg, key, given or "null")
+    for key in CURATED:
+        value = OmegaConf.select(cfg, key, default=None)
+        if key not in params and value is not None:
+            params[key] = value
+    return params
+
+
+def metric_names(cfg: DictConfig) -> tuple[str, ...]:
+    has_long = OmegaConf.select(cfg, "data.test_long_size", default=0)
+    return METRICS + LONG_METRICS if has_long else METRICS
+
+
+def write_hparams(trainer: L.Trainer, params: dict[str, Value], names: tuple[str, ...],
+                  new_scalars: dict[str, float]) -> None:  # fmt: skip
+    """The HPARAMS session listing ``params`` and the metrics ``names``, whose values the
+    plugin reads from each name's latest scalar: Lightning logged the final ``val/*`` and
+    ``test*/*``; ``new_scalars`` (best, steps to target, ...) are logged here, at the final
+    step."""
+    for logger in trainer.loggers:
+        if isinstance(logger, L.pytorch.loggers.TensorBoardLogger):
+            logger.log_metrics(new_scalars, step=trainer.global_step)
+            logger.experiment.flush()
+            # a writer of our own: SummaryWriter has no public way to add a raw summary
+            writer = FileWriter(logger.experiment.get_logdir())
+            for summary in hparams(params, dict.fromkeys(names, 0.0)):
+                writer.add_summary(summary)
+            writer.close()

@@ -1,0 +1,42 @@
+"""What a run's ``val/seq_acc`` curve says beyond its last point: the best value and the
+first step at which it reached a target. One definition, shared by the run's own HPARAMS
+entry and ``metrics.json`` and by the sweep report, all reading TensorBoard's scalars
+(steps as TensorBoard shows them: Lightning logs the validation after update n at step
+n - 1).
+"""
+
+from pathlib import Path
+
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+CURVE_TAG = "val/seq_acc"
+# keep every scalar, skip the payloads nobody here reads
+_SIZE_GUIDANCE = {"scalars": 0, "images": 1, "tensors": 1, "histograms": 1, "audio": 1}
+
+Points = list[tuple[int, float]]  # [(step, value), ...] in step order
+
+
+def read_scalars(folder: Path) -> dict[str, Points]:
+    """Every TensorBoard scalar tag of the run in ``folder``."""
+    events = EventAccumulator(str(folder), size_guidance=_SIZE_GUIDANCE)
+    events.Reload()
+    return {
+        tag: sorted((e.step, e.value) for e in events.Scalars(tag))
+        for tag in events.Tags()["scalars"]
+    }
+
+
+def steps_to_target(points: Points, target: float) -> int | None:
+    """The step of the first point at or above ``target``; None if none reached it."""
+    return next((step for step, value in points if value >= target), None)
+
+
+def curve_metrics(points: Points, target: float) -> dict[str, float]:
+    """``val/seq_acc_best`` and, once reached, ``val/steps_to_target``."""
+    if not points:
+        return {}
+    metrics = {f"{CURVE_TAG}_best": max(value for _, value in points)}
+    reached = steps_to_target(points, target)
+    if reached is not None:
+        metrics["val/steps_to_target"] = float(reached)
+    return metrics
