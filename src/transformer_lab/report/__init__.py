@@ -3,10 +3,11 @@
 Reads every job of a Hydra multirun (its overrides, ``metrics.json``, TensorBoard scalars
 and ``norm_comparison.json``) and writes ``report.md`` plus PNG figures into the sweep
 folder, and both into the TensorBoard run ``<sweep>/report/``: final metrics per
-configuration (mean ± std over seeds), steps to a target ``val/seq_acc``, diverged runs marked, accuracy by length past the training lengths (a
-``test_long`` split, as in ``experiment=pe_extrapolation``), and figures: the
-validation-loss curves grouped by ``model.norm``, exact-match accuracy against length, and
-the gradient norm by layer at initialisation per norm placement.
+configuration (mean ± std over seeds), steps to a target ``val/seq_acc``, diverged runs
+marked, accuracy by length past the training lengths (a ``test_long`` split, as in
+``experiment=pe_extrapolation``), and figures: the validation-loss curves grouped by
+``model.norm``, exact-match accuracy against length, and the gradient norm by layer at
+initialisation per norm placement.
 It groups by whichever overrides vary, so it works on any sweep; jobs that have not
 finished (still running, killed, failed) are listed, and the finished ones still reported.
 """
