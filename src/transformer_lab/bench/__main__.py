@@ -18,8 +18,10 @@ from pathlib import Path
 import torch
 
 from transformer_lab.bench import efficiency, inference, loop, options, training
+from transformer_lab.bench.progress import DISPLAY
 from transformer_lab.bench.rows import Row, print_table, unavailable, write_json, write_markdown
 from transformer_lab.bench.workloads import BASE, D256, MAIN, QUICK, Size
+from transformer_lab.console import quiet_library_notices
 
 
 @dataclass(frozen=True)
@@ -114,8 +116,10 @@ def main(argv: list[str] | None = None) -> list[Row]:
         parser.error("--device cuda: torch sees no CUDA GPU here; allowed on this machine: cpu")
     if args.threads:
         torch.set_num_threads(args.threads)
+    quiet_library_notices()
     plan = QUICK_PLAN if args.quick else GPU if args.device == "cuda" else FULL
-    rows = run(on(plan, args.device))
+    with DISPLAY:
+        rows = run(on(plan, args.device))
     where = torch.cuda.get_device_name() if args.device == "cuda" else "CPU"
     print_table(rows, f"transformer_lab.bench ({where}, {torch.get_num_threads()} threads)")
     if args.json:

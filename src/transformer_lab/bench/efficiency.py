@@ -26,8 +26,8 @@ MiB = 2**20
 def matmul_flops_per_second(n: int, calls: int, rounds: int, device: str = "cpu") -> float:
     """Dense fp32 ``[n, n] @ [n, n]`` FLOP/s: the machine's practical peak."""
     a, b = torch.randn(n, n, device=device), torch.randn(n, n, device=device)
-    seconds = seconds_per_call({"mm": lambda: a @ b}, calls, rounds, warmup=2)["mm"]
-    return 2 * n**3 / seconds
+    seconds = seconds_per_call({"mm": lambda: a @ b}, calls, rounds, 2, f"dense {n}x{n} matmul")
+    return 2 * n**3 / seconds["mm"]
 
 
 def model_flop_fraction(size: Size, norm: str, tokens_per_second: float, matmul: float) -> Row:

@@ -21,6 +21,7 @@ import hydra
 import lightning as L
 import torch
 
+from transformer_lab.bench import progress
 from transformer_lab.bench.rows import Row
 from transformer_lab.bench.timing import synchronize
 from transformer_lab.bench.workloads import loss
@@ -109,19 +110,15 @@ def overhead(
     overrides: list[str], steps: int, rounds: int, skip: int = 3, device: str = "cpu"
 ) -> Row:
     """Steps/s of Lightning and of the plain loop, alternating rounds, median round."""
+    name = "fit steps/s, main job: Lightning / plain PyTorch loop (higher is better)"
     datamodule, module, cfg = main_job(overrides)
     times = {"lightning": [], "plain": []}
     with tempfile.TemporaryDirectory() as log_dir:
-        for _ in range(rounds):
+        for _ in progress.rounds(rounds, name):
             starts = lightning_steps(module, datamodule, cfg, steps + skip, log_dir, device)
             times["lightning"].append(_mean_step(starts, skip))
             times["plain"].append(
                 _mean_step(plain_steps(module, datamodule, cfg, steps + skip, device), skip)
             )
     lightning, plain = (statistics.median(times[k]) for k in ("lightning", "plain"))
-    return Row(
-        "fit steps/s, main job: Lightning / plain PyTorch loop (higher is better)",
-        1 / lightning,
-        1 / plain,
-        "steps/s",
-    )
+    return Row(name, 1 / lightning, 1 / plain, "steps/s")

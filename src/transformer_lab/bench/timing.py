@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 import torch
 
+from transformer_lab.bench import progress
 from transformer_lab.bench.rows import Row
 
 
@@ -23,7 +24,11 @@ def synchronize() -> None:
 
 
 def seconds_per_call(
-    contenders: dict[str, Callable[[], object]], calls: int, rounds: int, warmup: int
+    contenders: dict[str, Callable[[], object]],
+    calls: int,
+    rounds: int,
+    warmup: int,
+    row: str = "",
 ) -> dict[str, float]:
     """The median over ``rounds`` of each contender's mean seconds per call."""
     for fn in contenders.values():
@@ -32,7 +37,7 @@ def seconds_per_call(
     synchronize()
     samples: dict[str, list[float]] = {name: [] for name in contenders}
     order = list(contenders)
-    for _ in range(rounds):
+    for _ in progress.rounds(rounds, row):
         for name in order:
             fn = contenders[name]
             start = time.perf_counter()
@@ -55,5 +60,5 @@ def tokens_per_second(
     warmup: int,
 ) -> Row:
     """A throughput row: ``ours`` against ``peer``, each call processing ``tokens``."""
-    seconds = seconds_per_call({"ours": ours, "peer": peer}, calls, rounds, warmup)
+    seconds = seconds_per_call({"ours": ours, "peer": peer}, calls, rounds, warmup, name)
     return Row(name, tokens / seconds["ours"], tokens / seconds["peer"], "tokens/s")
