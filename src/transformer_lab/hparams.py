@@ -8,11 +8,15 @@ target, whether the run diverged and how long it trained.
 
 Every HPARAMS entry of a sweep lists the same metric names, present or not: TensorBoard
 takes the column list from the first run it finds, so a metric missing there (a target
-that run never reached) would vanish for all.
+that run never reached) would vanish for all. TensorBoard orders the columns by
+``differs``, then by name, and shows the first few: the overridden keys are marked
+``differs`` so that they are the ones on screen.
 """
 
 import lightning as L
 from omegaconf import DictConfig, OmegaConf
+from tensorboard.compat.proto.summary_pb2 import Summary
+from tensorboard.plugins.hparams.plugin_data_pb2 import HParamsPluginData
 from torch.utils.tensorboard.summary import hparams
 from torch.utils.tensorboard.writer import FileWriter
 
@@ -55,19 +59,21 @@ def _value(cfg: DictConfig, key: str, given: str) -> Value:
     return given
 
 
-def run_hparams(cfg: DictConfig, overrides: list[str]) -> dict[str, Value]:
-    """The job's override keys first, in the order given, then :data:`CURATED`."""
+def run_hparams(cfg: DictConfig, overrides: list[str]) -> tuple[dict[str, Value], set[str]]:
+    """The job's override keys first, in the order given, then :data:`CURATED`; and the
+    set of the override keys."""
     params: dict[str, Value] = {}
     for item in overrides:
         key, _, given = item.partition("=")
         key = override_key(key)
         if not _is_plumbing(key):
             params[key] = _value(cfg, key, given or "null")
+    overridden = set(params)
     for key in CURATED:
         value = OmegaConf.select(cfg, key, default=None)
         if key not in params and value is not None:
             params[key] = value
-    return params
+    return params, overridden
 
 
 def metric_names(cfg: DictConfig) -> tuple[str, ...]:
@@ -75,9 +81,20 @@ def metric_names(cfg: DictConfig) -> tuple[str, ...]:
     return METRICS + LONG_METRICS if has_long else METRICS
 
 
-def write_hparams(trainer: L.Trainer, params: dict[str, Value], names: tuple[str, ...],
-                  new_scalars: dict[str, float]) -> None:  # fmt: skip
-    """The HPARAMS session listing ``params`` and the metrics ``names``, whose values the
+def mark_differs(experiment: Summary, keys: set[str]) -> Summary:
+    """The HPARAMS experiment summary with ``differs`` set on ``keys``."""
+    value = experiment.value[0]
+    data = HParamsPluginData.FromString(value.metadata.plugin_data.content)
+    for info in data.experiment.hparam_infos:
+        info.differs = info.name in keys
+    value.metadata.plugin_data.content = data.SerializeToString()
+    return experiment
+
+
+def write_hparams(trainer: L.Trainer, params: dict[str, Value], overridden: set[str],
+                  names: tuple[str, ...], new_scalars: dict[str, float]) -> None:  # fmt: skip
+    """The HPARAMS session listing ``params`` (``overridden`` first) and the metrics
+    ``names``, whose values the
     plugin reads from each name's latest scalar: Lightning logged the final ``val/*`` and
     ``test*/*``; ``new_scalars`` (best, steps to target, ...) are logged here, at the final
     step."""
@@ -87,6 +104,7 @@ def write_hparams(trainer: L.Trainer, params: dict[str, Value], names: tuple[str
             logger.experiment.flush()
             # a writer of our own: SummaryWriter has no public way to add a raw summary
             writer = FileWriter(logger.experiment.get_logdir())
-            for summary in hparams(params, dict.fromkeys(names, 0.0)):
+            experiment, start, end = hparams(params, dict.fromkeys(names, 0.0))
+            for summary in (mark_differs(experiment, overridden), start, end):
                 writer.add_summary(summary)
             writer.close()

@@ -159,8 +159,8 @@ def train(cfg: DictConfig) -> dict[str, float]:
         record |= {"diverged": diverged_at is not None, "diverged_at_step": diverged_at}
         (output_dir / "metrics.json").write_text(json.dumps(record, indent=2) + "\n")
         run = {"run/diverged": float(diverged_at is not None), "run/train_seconds": train_seconds}
-        params = run_hparams(cfg, HydraConfig.get().overrides.task)
-        write_hparams(trainer, params, metric_names(cfg), curve | run)
+        params, overridden = run_hparams(cfg, HydraConfig.get().overrides.task)
+        write_hparams(trainer, params, overridden, metric_names(cfg), curve | run)
         summarize(module, datamodule, metrics, cfg.samples)
         log.info("metrics: %s", output_dir.resolve() / "metrics.json")
     return metrics

@@ -48,6 +48,12 @@ def test_hparams_list_the_swept_key_the_curated_set_and_the_comparison_metrics(r
         (session,) = [d.session_start_info for d in data if d.HasField("session_start_info")]
         names = [h.name for h in experiment.hparam_infos]
         assert names[:2] == ["experiment", "model.norm"]  # the job's overrides first
+        # TensorBoard shows the hparams that "differ" first: the overridden ones
+        assert {h.name for h in experiment.hparam_infos if h.differs} == {
+            "experiment", "model.norm", "data.min_len", "data.max_len", "data.test_long_size",
+            "data.test_long_max_len", "model.lr", "model.schedule", "trainer.max_steps",
+            "trainer.val_check_interval", "target_seq_acc",
+        }  # fmt: skip
         assert session.hparams["model.norm"].string_value == norm_of(run)
         assert session.hparams["model.lr"].number_value == pytest.approx(1e-2)
         assert "model.pos_encoding" in names and "trainer.max_steps" in names

@@ -15,7 +15,8 @@ def test_a_group_slash_and_a_value_dot_are_one_key(typed):
 def test_overrides_come_first_with_their_resolved_values_and_plumbing_is_left_out(compose_train):
     overrides = ["seed=3", "model/norm=pre", "data=copy", "paths.outputs_root=/tmp/x",
                  "callbacks.layer_stats.every_n_steps=3", "~callbacks.attention_maps"]  # fmt: skip
-    params = run_hparams(compose_train(overrides), overrides)
+    params, overridden = run_hparams(compose_train(overrides), overrides)
+    assert overridden == {"seed", "model.norm", "data"}
     assert list(params)[:3] == ["seed", "model.norm", "data"]
     assert params["seed"] == 3 and params["model.norm"] == "pre"
     assert params["data"] == "copy"  # a whole group: the option as typed
