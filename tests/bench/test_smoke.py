@@ -34,6 +34,9 @@ def rows(tmp_path_factory):
     command = [sys.executable, "-m", "transformer_lab.bench", "--quick", "--threads", "1", *outputs]
     done = subprocess.run(command, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-3000:]
+    terminal = done.stdout + done.stderr
+    assert "USDT" not in terminal  # the profiler's C++ chatter stays off the terminal
+    assert "dense 64x64 matmul" in terminal  # a progress line for a row that has no table name
     rows = json.loads((folder / "rows.json").read_text())
     markdown = (folder / "rows.md").read_text().splitlines()
     assert len(markdown) == 2 + len(rows)  # header, rule, one line per row
