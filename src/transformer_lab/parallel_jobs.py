@@ -29,7 +29,8 @@ from transformer_lab.threads import gpus, pin_threads, uses_gpus
 # conf/hydra/launcher/joblib.yaml shares its name with the plugin's structured config, which
 # makes Hydra warn (in every process) that it validates one against the other; ours names
 # its own _target_, and the check passes.
-warnings.filterwarnings("ignore", message=r"\s*'hydra/launcher/joblib' is validated against")
+SCHEMA_NOTICE = r"\s*'hydra/launcher/joblib' is validated against"
+warnings.filterwarnings("ignore", message=SCHEMA_NOTICE)
 
 _gpu_lock = None  # this worker's claim on a GPU, held for the worker's lifetime
 
