@@ -33,6 +33,7 @@ SCHEMA_NOTICE = r"\s*'hydra/launcher/joblib' is validated against"
 warnings.filterwarnings("ignore", message=SCHEMA_NOTICE)
 
 _gpu_lock = None  # this worker's claim on a GPU, held for the worker's lifetime
+_terminal: tuple[int, int] | None = None  # copies of this process's own stdout and stderr
 
 
 def runs_in_parallel(config: DictConfig) -> bool:
@@ -68,8 +69,32 @@ def _use_own_gpu(config: DictConfig) -> None:
 
 
 def _say(line: str) -> None:
-    """One line on the terminal (file descriptor 1), timestamped like Hydra's log."""
-    os.write(1, f"[{time.strftime('%H:%M:%S')}] {line}\n".encode())
+    """One line on the terminal, timestamped like Hydra's log."""
+    os.write(_terminal[0], f"[{time.strftime('%H:%M:%S')}] {line}\n".encode())
+
+
+def _into_log(log_file: Path) -> None:
+    """Point this process's stdout and stderr at the job's log: file descriptors 1 and 2,
+    so that rich, Lightning's own log handler and C libraries follow. The terminal's are
+    kept once per process, so a job that never got to :func:`_back_to_terminal` (killed
+    by a signal) cannot send the next job's lines into its own log."""
+    global _terminal
+    if _terminal is None:
+        _terminal = os.dup(1), os.dup(2)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    log_fd = os.open(log_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    os.dup2(log_fd, 1)
+    os.dup2(log_fd, 2)
+    os.close(log_fd)
+
+
+def _back_to_terminal() -> None:
+    """Undo :func:`_into_log`: a worker runs further jobs, or the sweep goes on here."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.dup2(_terminal[0], 1)
+    os.dup2(_terminal[1], 2)
 
 
 def end_line(job_dir: Path) -> str:
@@ -98,38 +123,20 @@ class ParallelJobs(Callback):
         threads = pin_threads(config.hydra.launcher.n_jobs)
         job_dir = Path(config.hydra.runtime.output_dir)
         self.started = time.perf_counter()
+        _into_log(job_dir / f"{config.hydra.job.name}.log")
         _say(f"start     {job_dir.name}  ({threads} torch thread{'s' * (threads > 1)})")
-        self._into_log(job_dir / f"{config.hydra.job.name}.log")
-
-    def on_job_end(self, config: DictConfig, **kwargs) -> None:
-        if not self.active:
-            return
-        self._back_to_terminal()
-        seconds = time.perf_counter() - self.started
-        _say(f"{end_line(Path(config.hydra.runtime.output_dir))}  ({seconds:.0f} s)")
-
-    def _into_log(self, log_file: Path) -> None:
-        """Point this process's stdout and stderr (file descriptors 1 and 2, so rich,
-        Lightning's own handler and C libraries follow) at the job's log; the root
-        logger's console handler goes (its file handler already writes there)."""
+        # the root logger's console handler would write into the log too: its file
+        # handler already does
         root = logging.getLogger()
         self.console_handlers = [h for h in root.handlers if not isinstance(h, logging.FileHandler)]
         for handler in self.console_handlers:
             root.removeHandler(handler)
-        sys.stdout.flush()
-        sys.stderr.flush()
-        self.saved = os.dup(1), os.dup(2)
-        log_fd = os.open(log_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        os.dup2(log_fd, 1)
-        os.dup2(log_fd, 2)
-        os.close(log_fd)
 
-    def _back_to_terminal(self) -> None:
-        """Undo :meth:`_into_log`: a worker runs further jobs, or the sweep goes on here."""
-        sys.stdout.flush()
-        sys.stderr.flush()
-        for fd, saved in zip((1, 2), self.saved, strict=True):
-            os.dup2(saved, fd)
-            os.close(saved)
+    def on_job_end(self, config: DictConfig, **kwargs) -> None:
+        if not self.active:
+            return
+        _back_to_terminal()
         for handler in self.console_handlers:
             logging.getLogger().addHandler(handler)
+        seconds = time.perf_counter() - self.started
+        _say(f"{end_line(Path(config.hydra.runtime.output_dir))}  ({seconds:.0f} s)")
