@@ -21,6 +21,7 @@ import warnings
 from pathlib import Path
 
 from hydra.experimental.callback import Callback
+from hydra.types import RunMode
 from omegaconf import DictConfig
 
 from transformer_lab.report.runs import read_run
@@ -36,8 +37,11 @@ _gpu_lock = None  # this worker's claim on a GPU, held for the worker's lifetime
 _terminal: tuple[int, int] | None = None  # copies of this process's own stdout and stderr
 
 
-def runs_in_parallel(config: DictConfig) -> bool:
-    return "joblib" in str(config.hydra.launcher.get("_target_", "")).lower()
+def runs_in_parallel(hydra: DictConfig) -> bool:
+    """A multirun through joblib, from the ``hydra`` node. A single run of
+    ``experiment=norm_comparison`` also composes that experiment's launcher, unused."""
+    launcher = str(hydra.launcher.get("_target_", "")).lower()
+    return hydra.mode == RunMode.MULTIRUN and "joblib" in launcher
 
 
 def claim_gpu(sweep_dir: Path, count: int) -> int:
@@ -115,7 +119,7 @@ class ParallelJobs(Callback):
     nothing."""
 
     def on_job_start(self, config: DictConfig, **kwargs) -> None:
-        self.active = runs_in_parallel(config)
+        self.active = runs_in_parallel(config.hydra)
         if not self.active:
             return
         if uses_gpus(config.trainer.accelerator):

@@ -6,7 +6,7 @@ from hydra.types import RunMode
 from omegaconf import read_write
 
 from transformer_lab import parallel_jobs
-from transformer_lab.parallel_jobs import SCHEMA_NOTICE, claim_gpu
+from transformer_lab.parallel_jobs import SCHEMA_NOTICE, claim_gpu, runs_in_parallel
 from transformer_lab.threads import cores, sweep_n_jobs, threads_per_job
 from transformer_lab.train import ConfigError, check_launcher
 
@@ -38,6 +38,20 @@ def test_the_bundled_experiments_launch_in_parallel_and_basic_still_wins_on_the_
     assert "JoblibLauncher" in HydraConfig.get().launcher._target_
     compose_train(["experiment=norm_comparison", "hydra/launcher=basic"])
     assert "BasicLauncher" in HydraConfig.get().launcher._target_
+
+
+def test_only_a_multirun_through_joblib_counts_as_parallel_not_one_run_of_such_an_experiment(
+    compose_train,
+):
+    compose_train(["experiment=norm_comparison"])  # a single run: its output stays put
+    assert not runs_in_parallel(HydraConfig.get())
+    with read_write(HydraConfig.get()):
+        HydraConfig.get().mode = RunMode.MULTIRUN
+    assert runs_in_parallel(HydraConfig.get())
+    compose_train(["experiment=norm_comparison", "hydra/launcher=basic"])
+    with read_write(HydraConfig.get()):
+        HydraConfig.get().mode = RunMode.MULTIRUN
+    assert not runs_in_parallel(HydraConfig.get())
 
 
 def test_each_gpu_is_claimed_by_one_job_at_a_time(tmp_path, monkeypatch):
