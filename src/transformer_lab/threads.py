@@ -24,8 +24,8 @@ def uses_gpus(accelerator: str) -> bool:
 
 
 def gpus() -> int:
-    """The CUDA devices visible here; NVML-based in torch, so it leaves CUDA uninitialised
-    and a job may still choose its device through ``CUDA_VISIBLE_DEVICES``."""
+    """The CUDA devices visible here. torch counts them through NVML where it can, which
+    leaves CUDA uninitialised: a job may still choose its device by ``CUDA_VISIBLE_DEVICES``."""
     return torch.cuda.device_count()
 
 
