@@ -17,6 +17,7 @@ from pathlib import Path
 
 import hydra
 import lightning as L
+import torch
 from hydra.core.hydra_config import HydraConfig
 from hydra.errors import InstantiationException
 from hydra.types import RunMode
@@ -24,6 +25,7 @@ from omegaconf import DictConfig, OmegaConf
 from rich.console import Console
 from rich.table import Table
 
+from transformer_lab import parallel_jobs  # noqa: F401 -- ${sweep_n_jobs:}, before Hydra composes
 from transformer_lab.callbacks import diverged_at_step
 from transformer_lab.console import metric_order, quiet_library_notices
 from transformer_lab.hparams import metric_names, run_hparams, write_hparams
@@ -156,6 +158,7 @@ def train(cfg: DictConfig) -> dict[str, float]:
         metrics |= curve
         record = dict(sorted(metrics.items()))
         record |= {"global_step": trainer.global_step, "train_seconds": round(train_seconds, 1)}
+        record["torch_threads"] = torch.get_num_threads()  # pinned in a parallel sweep
         record |= {"diverged": diverged_at is not None, "diverged_at_step": diverged_at}
         (output_dir / "metrics.json").write_text(json.dumps(record, indent=2) + "\n")
         run = {"run/diverged": float(diverged_at is not None), "run/train_seconds": train_seconds}

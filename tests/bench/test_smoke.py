@@ -24,6 +24,7 @@ COMPARISONS = (
     "peak memory",
     "bf16-mixed / fp32",
     "torch.compile",
+    "joblib",
 )
 
 

@@ -9,6 +9,9 @@ fast path; model FLOP/s against this machine's dense matmul; peak step memory; t
 torch's default (on a CPU). ``--quick`` runs a toy version of everything (the smoke test)
 whose numbers mean nothing. ``--device cuda`` runs on the first GPU at the seed-004 base
 model's size and the main job's, synchronizing before every clock reading.
+
+One row times command-line sweeps instead: a sweep's wall time with the parallel launcher
+against the basic one, on the same jobs (skipped by ``--quick``: it takes minutes).
 """
 
 import argparse
@@ -17,7 +20,7 @@ from pathlib import Path
 
 import torch
 
-from transformer_lab.bench import efficiency, inference, loop, options, training
+from transformer_lab.bench import efficiency, inference, loop, options, sweeps, training
 from transformer_lab.bench.progress import DISPLAY
 from transformer_lab.bench.rows import Row, print_table, unavailable, write_json, write_markdown
 from transformer_lab.bench.workloads import BASE, D256, MAIN, QUICK, Size
@@ -34,6 +37,7 @@ class Plan:
     new_tokens: int
     matmul_n: int
     compile: bool
+    sweep: tuple[int, int, int] | None  # jobs, steps per job, rounds of the launcher row
 
 
 FULL = Plan(
@@ -45,6 +49,7 @@ FULL = Plan(
     new_tokens=128,
     matmul_n=1024,
     compile=True,
+    sweep=(4, 300, 2),  # a round is two whole sweeps, a minute or more each
 )
 GPU = replace(  # the seed-004 base model's width and depth, and the main job's model
     FULL, sizes=(BASE, MAIN), calls={"d512": 10, "d64": 50}, loop_steps=200, matmul_n=8192
@@ -61,6 +66,7 @@ QUICK_PLAN = Plan(
     new_tokens=8,
     matmul_n=64,
     compile=False,
+    sweep=None,
 )
 
 
@@ -94,6 +100,11 @@ def run(plan: Plan) -> list[Row]:
     else:
         why = "skipped by --quick (compiling takes minutes)"
         rows.append(unavailable("train tokens/s: torch.compile / eager", "tokens/s", why))
+    if plan.sweep:
+        rows.append(sweeps.launcher_speedup(*plan.sweep))
+    else:
+        why = "skipped by --quick (two real sweeps take minutes)"
+        rows.append(unavailable("sweep jobs/min: joblib / basic launcher", "jobs/min", why))
     return rows
 
 

@@ -1,0 +1,146 @@
+"""What a job of a parallel sweep (``hydra/launcher=joblib``) does around its training.
+
+Jobs side by side share one terminal: two rich progress bars redrawing over each other,
+and two jobs' log lines interleaved, are unreadable. So inside a parallel sweep each job
+sends everything it prints (the progress bar, Lightning's notices, the log, the test
+table) to its own ``train.log``, and the terminal gets one line when a job starts and one
+when it ends: its name, its status, and its final ``val/seq_acc`` or its error. The job
+also takes its share of the machine: ``cores // n_jobs`` torch threads
+(:mod:`transformer_lab.threads`) and, on GPUs, a GPU of its own.
+
+A Hydra callback because ``on_job_start``/``on_job_end`` run in the process that runs the
+job (a joblib worker), around the task function, after Hydra set up the job's logging.
+"""
+
+import fcntl
+import logging
+import os
+import sys
+import time
+import warnings
+from pathlib import Path
+
+from hydra.experimental.callback import Callback
+from hydra.types import RunMode
+from omegaconf import DictConfig
+
+from transformer_lab.report.runs import read_run
+from transformer_lab.threads import gpus, pin_threads, uses_gpus
+
+# conf/hydra/launcher/joblib.yaml shares its name with the plugin's structured config, which
+# makes Hydra warn (in every process) that it validates one against the other; ours names
+# its own _target_, and the check passes.
+SCHEMA_NOTICE = r"\s*'hydra/launcher/joblib' is validated against"
+warnings.filterwarnings("ignore", message=SCHEMA_NOTICE)
+
+_gpu_lock = None  # this worker's claim on a GPU, held for the worker's lifetime
+_terminal: tuple[int, int] | None = None  # copies of this process's own stdout and stderr
+
+
+def runs_in_parallel(hydra: DictConfig) -> bool:
+    """A multirun through joblib, from the ``hydra`` node. A single run of
+    ``experiment=norm_comparison`` also composes that experiment's launcher, unused."""
+    launcher = str(hydra.launcher.get("_target_", "")).lower()
+    return hydra.mode == RunMode.MULTIRUN and "joblib" in launcher
+
+
+def claim_gpu(sweep_dir: Path, count: int) -> int:
+    """The index of a GPU no other job of the sweep holds; held until this process ends.
+
+    Workers are reused across jobs and CUDA reads ``CUDA_VISIBLE_DEVICES`` once per
+    process, so a worker keeps one GPU; with ``n_jobs`` = GPUs one is always free.
+    """
+    global _gpu_lock
+    for index in range(count):
+        lock = open(sweep_dir / f".gpu{index}.lock", "w")  # noqa: SIM115 -- held on purpose
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            lock.close()
+            continue
+        _gpu_lock = lock
+        return index
+    raise RuntimeError(f"all {count} GPUs are held by other jobs; allowed: n_jobs <= {count}")
+
+
+def _use_own_gpu(config: DictConfig) -> None:
+    if _gpu_lock is not None:  # this worker claimed one for an earlier job
+        return
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    devices = visible.split(",") if visible else [str(i) for i in range(gpus())]
+    index = claim_gpu(Path(config.hydra.sweep.dir), len(devices))
+    os.environ["CUDA_VISIBLE_DEVICES"] = devices[index]
+
+
+def _say(line: str) -> None:
+    """One line on the terminal, timestamped like Hydra's log."""
+    os.write(_terminal[0], f"[{time.strftime('%H:%M:%S')}] {line}\n".encode())
+
+
+def _into_log(log_file: Path) -> None:
+    """Point this process's stdout and stderr at the job's log: file descriptors 1 and 2,
+    so that rich, Lightning's own log handler and C libraries follow. The terminal's are
+    kept once per process, so a job that never got to :func:`_back_to_terminal` (killed
+    by a signal) cannot send the next job's lines into its own log."""
+    global _terminal
+    if _terminal is None:
+        _terminal = os.dup(1), os.dup(2)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    log_fd = os.open(log_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    os.dup2(log_fd, 1)
+    os.dup2(log_fd, 2)
+    os.close(log_fd)
+
+
+def _back_to_terminal() -> None:
+    """Undo :func:`_into_log`: a worker runs further jobs, or the sweep goes on here."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.dup2(_terminal[0], 1)
+    os.dup2(_terminal[1], 2)
+
+
+def end_line(job_dir: Path) -> str:
+    """``done``, ``diverged`` or ``failed`` and what the job's files say about it."""
+    run = read_run(job_dir)
+    if run.failure:
+        return f"failed    {run.name}  {run.failure['error']}: {run.failure['message']}"
+    if run.diverged:
+        return f"diverged  {run.name}  at step {run.metrics['diverged_at_step']}"
+    if run.finished:
+        return f"done      {run.name}  val/seq_acc {run.metrics['val/seq_acc']:.3f}"
+    return f"ended     {run.name}  without metrics.json or failed.json (see its train.log)"
+
+
+class ParallelJobs(Callback):
+    """Under ``hydra/launcher=joblib``: pin threads, claim a GPU, one terminal line per
+    job start and end, everything else into the job's ``train.log``. Other launchers:
+    nothing."""
+
+    def on_job_start(self, config: DictConfig, **kwargs) -> None:
+        self.active = runs_in_parallel(config.hydra)
+        if not self.active:
+            return
+        if uses_gpus(config.trainer.accelerator):
+            _use_own_gpu(config)
+        threads = pin_threads(config.hydra.launcher.n_jobs)
+        job_dir = Path(config.hydra.runtime.output_dir)
+        self.started = time.perf_counter()
+        _into_log(job_dir / f"{config.hydra.job.name}.log")
+        _say(f"start     {job_dir.name}  ({threads} torch thread{'s' * (threads > 1)})")
+        # the root logger's console handler would write into the log too: its file
+        # handler already does
+        root = logging.getLogger()
+        self.console_handlers = [h for h in root.handlers if not isinstance(h, logging.FileHandler)]
+        for handler in self.console_handlers:
+            root.removeHandler(handler)
+
+    def on_job_end(self, config: DictConfig, **kwargs) -> None:
+        if not self.active:
+            return
+        _back_to_terminal()
+        for handler in self.console_handlers:
+            logging.getLogger().addHandler(handler)
+        seconds = time.perf_counter() - self.started
+        _say(f"{end_line(Path(config.hydra.runtime.output_dir))}  ({seconds:.0f} s)")

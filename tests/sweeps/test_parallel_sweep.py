@@ -1,0 +1,91 @@
+"""A real four-job sweep under hydra/launcher=joblib keeps every promise of a sweep."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from transformer_lab.report import main as report
+from transformer_lab.report.runs import read_run
+from transformer_lab.threads import cores, threads_per_job
+
+pytestmark = pytest.mark.slow  # four tiny jobs, two at a time: ~40 s on 2 cores
+
+N_JOBS = 2
+TINY = ["experiment=smoke", "trainer.max_steps=8", "trainer.val_check_interval=4",
+        "model.schedule=constant", "~callbacks.attention_maps"]  # fmt: skip
+# lr -1 is refused by AdamW (a failing job), 1e3 diverges, the other two train
+SWEEP = ["model.lr=1e-3,3e-3,1e3,-1"]
+
+
+@pytest.fixture(scope="module")
+def sweep(tmp_path_factory, one_thread_env):
+    """``(completed process, sweep folder)``. The parent's ``OMP_NUM_THREADS=3`` is what
+    joblib's workers inherit, so a job that did not pin its threads would run on 3."""
+    root = tmp_path_factory.mktemp("parallel_sweep")
+    command = [sys.executable, "-m", "transformer_lab.train", "-m", "hydra/launcher=joblib",
+               f"hydra.launcher.n_jobs={N_JOBS}", *SWEEP, *TINY,
+               f"paths.outputs_root={root}"]  # fmt: skip
+    env = {**one_thread_env, "OMP_NUM_THREADS": "3"}
+    result = subprocess.run(command, cwd=root, capture_output=True, text=True, env=env,
+                            timeout=600)  # fmt: skip
+    (folder,) = (root / "multirun").iterdir()
+    return result, folder
+
+
+def jobs(folder) -> dict:
+    """The sweep's jobs by learning rate."""
+    runs = [read_run(p) for p in folder.iterdir() if (p / ".hydra").is_dir()]
+    return {float(run.overrides["model.lr"]): run for run in runs}
+
+
+def test_the_failing_job_is_recorded_the_others_finish_and_the_sweep_exits_1(sweep):
+    result, folder = sweep
+    assert result.returncode == 1, result.stderr[-3000:]
+    runs = jobs(folder)
+    assert sorted(runs) == [-1, 1e-3, 3e-3, 1e3]
+    assert [lr for lr, run in runs.items() if run.failure] == [-1]
+    assert "Invalid learning rate" in runs[-1].failure["message"]
+    assert all(runs[lr].finished for lr in (1e-3, 3e-3, 1e3))
+    assert runs[1e3].diverged and not runs[1e-3].diverged and not runs[3e-3].diverged
+    summary = json.loads((folder / "summary.json").read_text())
+    assert (summary["jobs"], summary["finished"]) == (4, 3)
+    assert summary["diverged"] == [runs[1e3].name]
+    assert list(summary["failed"]) == [runs[-1].name]
+
+
+def test_each_job_is_named_by_its_overrides_and_ran_on_its_share_of_the_cores(sweep):
+    _, folder = sweep
+    pinned = threads_per_job(N_JOBS, cores())
+    for lr, run in jobs(folder).items():
+        assert run.name.startswith("experiment=smoke,model.lr=")
+        if run.finished:
+            assert run.metrics["torch_threads"] == pinned, lr
+
+
+def test_the_terminal_gets_one_line_per_job_start_and_end_the_details_go_to_train_log(sweep):
+    result, folder = sweep
+    runs = jobs(folder)
+    threads = threads_per_job(N_JOBS, cores())
+    lines = {lr: [line for line in result.stdout.splitlines() if f" {run.name}  " in line]
+             for lr, run in runs.items()}  # fmt: skip
+    for lr, run in runs.items():
+        assert len(lines[lr]) == 2, lines[lr]  # start and end
+        assert f"start     {run.name}  ({threads} torch thread" in lines[lr][0]
+    ends = {lr: found[1] for lr, found in lines.items()}
+    accuracy = runs[1e-3].metrics["val/seq_acc"]
+    assert f"done      {runs[1e-3].name}  val/seq_acc {accuracy:.3f}" in ends[1e-3]
+    step = runs[1e3].metrics["diverged_at_step"]
+    assert f"diverged  {runs[1e3].name}  at step {step}" in ends[1e3]
+    assert f"failed    {runs[-1].name}  ValueError: Invalid learning rate" in ends[-1]
+    terminal = result.stdout + result.stderr
+    assert "GPU available" not in terminal and "Epoch 0" not in terminal
+    log = (runs[1e-3].path / "train.log").read_text()
+    assert "GPU available" in log and "Epoch 0" in log and "test metrics" in log
+
+
+def test_the_report_reads_the_sweep(sweep):
+    _, folder = sweep
+    assert report([str(folder)]) == 0
+    assert "diverged" in (folder / "report.md").read_text()
