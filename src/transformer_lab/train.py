@@ -198,7 +198,7 @@ def record_failure(error: BaseException) -> None:
     (output_dir / "failed.json").write_text(json.dumps(failure, indent=2) + "\n")
 
 
-@hydra.main(version_base="1.3", config_path="../../conf", config_name="train")
+@hydra.main(version_base="1.3", config_path="pkg://transformer_lab.conf", config_name="train")
 def main(cfg: DictConfig) -> float | None:
     """Run one job. In a sweep a failing job is recorded and the sweep goes on."""
     quiet_library_notices()
