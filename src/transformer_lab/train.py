@@ -25,9 +25,17 @@ from rich.console import Console
 from rich.table import Table
 from torch.utils.tensorboard.summary import hparams
 
-from transformer_lab.callbacks import diverged_at_step
+from transformer_lab import environment
+from transformer_lab.callbacks import Interrupted, diverged_at_step
 from transformer_lab.console import metric_order, quiet_library_notices
-from transformer_lab.resume import CheckpointNotFound, resolve_checkpoint, run_folder_of
+from transformer_lab.resume import (
+    CheckpointNotFound,
+    continue_in,
+    exit_interrupted,
+    quiet_resume_warnings,
+    resolve_checkpoint,
+    run_folder_of,
+)
 from transformer_lab.tokens import detokenize
 
 log = logging.getLogger(__name__)
@@ -147,7 +155,8 @@ def check_launcher(cfg: DictConfig) -> None:
 
 
 def train(cfg: DictConfig) -> dict[str, float]:
-    output_dir = Path(HydraConfig.get().runtime.output_dir)
+    started = environment.collect()
+    started_in = output_dir = Path(HydraConfig.get().runtime.output_dir)
     check_launcher(cfg)
     try:
         checkpoint = resolve_checkpoint(cfg)
@@ -158,15 +167,23 @@ def train(cfg: DictConfig) -> dict[str, float]:
         output_dir = resumed_run
         cfg.paths.output_dir = str(resumed_run)
         log.info("resuming %s from %s", resumed_run, checkpoint)
+        quiet_resume_warnings()
     L.seed_everything(cfg.seed, workers=True)
     datamodule, module, trainer = build(cfg)
     if trainer.is_global_zero:  # DDP ranks share the run folder; one of them writes
+        if trainer.world_size == 1:  # extra DDP ranks would start in Hydra's new folder
+            continue_in(output_dir, started_in)
         (output_dir / "config_resolved.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))
+        environment.write(output_dir, started)
+        environment.add_to_tensorboard(trainer.loggers, started)
         log.info("outputs: %s", output_dir.resolve())
         log.info("tensorboard: tensorboard --logdir %s", output_dir.resolve())
 
     start = time.perf_counter()
-    trainer.fit(module, datamodule=datamodule, ckpt_path=checkpoint, weights_only=True)
+    try:
+        trainer.fit(module, datamodule=datamodule, ckpt_path=checkpoint, weights_only=True)
+    except Interrupted as stop:  # Ctrl-C or SIGTERM, last.ckpt saved at the step reached
+        exit_interrupted(stop, trainer.is_global_zero)
     train_seconds = time.perf_counter() - start
     diverged_at = diverged_at_step(trainer)  # a result: recorded, nothing more to evaluate
     if diverged_at is None and module.validated_at_step != trainer.global_step:
