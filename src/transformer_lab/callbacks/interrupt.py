@@ -18,6 +18,7 @@ import threading
 from pathlib import Path
 
 import lightning as L
+from lightning.pytorch.callbacks import ModelCheckpoint
 
 
 class Interrupted(BaseException):
@@ -36,13 +37,25 @@ class Interrupted(BaseException):
         return 128 + self.signum  # what a shell reports for a process the signal killed
 
 
+def last_checkpoint(trainer: L.Trainer) -> tuple[ModelCheckpoint, Path]:
+    """The ModelCheckpoint that keeps ``last.ckpt``, and that file's path."""
+    for callback in trainer.checkpoint_callbacks:
+        if isinstance(callback, ModelCheckpoint) and callback.save_last and callback.dirpath:
+            name = f"{callback.CHECKPOINT_NAME_LAST}{callback.FILE_EXTENSION}"
+            return callback, Path(callback.dirpath) / name
+    raise ValueError(
+        "callbacks.interrupt_checkpoint saves the run's last.ckpt, but no ModelCheckpoint "
+        "has save_last; allowed: keep callbacks.last_checkpoint, or drop the interrupt "
+        "checkpoint with ~callbacks.interrupt_checkpoint"
+    )
+
+
 class InterruptCheckpoint(L.Callback):
-    """Saves ``<dirpath>/last.ckpt`` and stops when SIGINT or SIGTERM arrives in training."""
+    """Saves the run's ``last.ckpt`` and stops when SIGINT or SIGTERM arrives in training."""
 
     SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
-    def __init__(self, dirpath: str):
-        self.checkpoint = Path(dirpath) / "last.ckpt"
+    def __init__(self):
         self.received: int | None = None
         self._previous: dict[int, object] = {}  # the handlers before fit, restored after it
 
@@ -65,6 +78,7 @@ class InterruptCheckpoint(L.Callback):
         """From the start of fit: a signal during the analysis callbacks' fit-start work or
         the sanity check stops the run at the end of its first batch."""
         if stage == "fit":
+            last_checkpoint(trainer)  # fails now, not when a signal comes
             self.received = None
             self._install()
 
@@ -83,8 +97,12 @@ class InterruptCheckpoint(L.Callback):
         stop = trainer.strategy.reduce_boolean_decision(self.received is not None, all=False)
         if not stop:
             return
-        trainer.save_checkpoint(self.checkpoint, weights_only=False)  # a full resume point
-        raise Interrupted(self.received or signal.SIGTERM, trainer.global_step, self.checkpoint)
+        keeper, path = last_checkpoint(trainer)
+        # saved as the keeper's own last.ckpt, so that after the resume it overwrites the
+        # file instead of starting a last-v1.ckpt beside it
+        keeper.last_model_path = str(path)
+        trainer.save_checkpoint(path, weights_only=False)  # a full resume point
+        raise Interrupted(self.received or signal.SIGTERM, trainer.global_step, path)
 
     def teardown(self, trainer: L.Trainer, pl_module: L.LightningModule, stage: str) -> None:
         self._restore()
