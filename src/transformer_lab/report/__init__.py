@@ -17,6 +17,7 @@ from pathlib import Path
 
 from transformer_lab.report.figures import FIGURES
 from transformer_lab.report.lengths import length_table
+from transformer_lab.report.provenance import provenance_section
 from transformer_lab.report.runs import NotASweep, Sweep, load_sweep
 from transformer_lab.report.table import configuration_table, output_change_table
 
@@ -57,6 +58,7 @@ def render(sweep: Sweep, target: float) -> str:
                   "these with the in-range lengths.", "", lengths]  # fmt: skip
     if sweep.unfinished:
         lines += ["", "## Not finished", "", *_unfinished_lines(sweep)]
+    lines += provenance_section(sweep)
     lines += ["", "## Figures"]
     for make in FIGURES:
         for caption, file in make(sweep, sweep.path):
