@@ -117,8 +117,10 @@ def resume_command(checkpoint: Path) -> str:
     hydra = HydraConfig.get()
     if Path(sys.argv[0]).suffix == ".py":  # python [-m] ...: the interpreter as invoked
         program = sys.orig_argv[: len(sys.orig_argv) - len(sys.argv) + 1]
-    else:  # a console script (tlab-train)
-        program = [sys.argv[0]]
+    else:  # a console script: by name when that name finds this very script
+        found = shutil.which(Path(sys.argv[0]).name)
+        same = found and Path(found).resolve() == Path(sys.argv[0]).resolve()
+        program = [Path(sys.argv[0]).name if same else sys.argv[0]]
     options = [f"--config-dir={source.path}" for source in hydra.runtime.config_sources
                if source.provider == "command-line"]  # fmt: skip
     if hydra.job.config_name != "train":
