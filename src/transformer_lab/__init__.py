@@ -1,3 +1,5 @@
 """transformer_lab: see what the encoder-decoder Transformer's architectural choices do."""
 
-__version__ = "0.1.0"
+from importlib.metadata import version
+
+__version__ = version("transformer_lab")  # pyproject.toml's, the one version string

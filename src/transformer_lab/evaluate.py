@@ -210,7 +210,7 @@ def quote_paths(argv: list[str], keys: tuple[str, ...] = ("ckpt_path", "output")
     return quoted
 
 
-@hydra.main(version_base="1.3", config_path="../../conf", config_name="evaluate")
+@hydra.main(version_base="1.3", config_path="pkg://transformer_lab.conf", config_name="evaluate")
 def main(cfg: DictConfig) -> None:
     logging.getLogger(LIGHTNING_INFO).setLevel(logging.WARNING)
     quiet_library_notices()
@@ -221,6 +221,11 @@ def main(cfg: DictConfig) -> None:
         sys.exit(2)
 
 
-if __name__ == "__main__":
+def cli() -> None:
+    """``tlab-eval`` and ``python -m transformer_lab.evaluate``: paths quoted, then Hydra."""
     sys.argv = quote_paths(sys.argv)
     main()
+
+
+if __name__ == "__main__":
+    cli()

@@ -5,56 +5,16 @@ Every constructor argument is a primitive (int, float, str, bool, list of floats
 and a checkpoint alone rebuilds the model.
 """
 
-import math
-
 import lightning as L
 import torch
 import torch.nn.functional as F
 from torch import nn
 
+from transformer_lab.metrics import StageMetrics
 from transformer_lab.model import Seq2SeqTransformer
 from transformer_lab.model.decoding import beam_search
 from transformer_lab.schedules import lr_multiplier
 from transformer_lab.tokens import FIRST_CONTENT, PAD
-
-
-class StageMetrics(nn.Module):
-    """Sums over an evaluation split; reduced across processes before they are read.
-
-    Sequences are counted per source length in words (``seqs[n]``, ``correct_seqs[n]``
-    for ``n < num_lengths``), so the accuracy-by-length curve and ``seq_acc`` come from
-    the same sums.
-    """
-
-    def __init__(self, num_lengths: int):
-        super().__init__()
-        for name in ("nll", "tokens", "correct_tokens"):
-            self.register_buffer(name, torch.zeros((), dtype=torch.float64), persistent=False)
-        for name in ("correct_seqs", "seqs"):
-            self.register_buffer(
-                name, torch.zeros(num_lengths, dtype=torch.float64), persistent=False
-            )
-
-    def reset(self) -> None:
-        for buffer in self.buffers():
-            buffer.zero_()
-
-    def compute(self, reduce) -> dict[str, float]:
-        """``loss``, ``ppl``, ``token_acc``, ``seq_acc`` and ``seq_acc_by_len/<n>`` for every
-        source length ``n`` (in words) the split holds."""
-        totals = {name: reduce(buffer).double() for name, buffer in self.named_buffers()}
-        loss = float(totals["nll"]) / max(float(totals["tokens"]), 1.0)
-        seqs, correct_seqs = totals["seqs"], totals["correct_seqs"]  # [num_lengths]
-        by_len = {
-            f"seq_acc_by_len/{n}": float(correct_seqs[n] / seqs[n])
-            for n in seqs.nonzero().flatten().tolist()
-        }
-        return {
-            "loss": loss,
-            "ppl": math.exp(min(loss, 50.0)),
-            "token_acc": float(totals["correct_tokens"]) / max(float(totals["tokens"]), 1.0),
-            "seq_acc": float(correct_seqs.sum()) / max(float(seqs.sum()), 1.0),
-        } | by_len
 
 
 class Seq2SeqLitModule(L.LightningModule):
@@ -183,7 +143,6 @@ class Seq2SeqLitModule(L.LightningModule):
         src, tgt_out = batch["src"], batch["tgt_out"]
         logits = self.model(src, batch["tgt_in"])
         labels = tgt_out.flatten()
-        real = labels != PAD
         nll = F.cross_entropy(logits.flatten(0, 1), labels, ignore_index=PAD, reduction="sum")
         if self.beam_size == 1:
             predicted = self.model.generate(src, max_new_tokens=tgt_out.size(1))
@@ -193,18 +152,13 @@ class Seq2SeqLitModule(L.LightningModule):
             )
         predicted = predicted[:, 1:]  # [B, <=T]
         predicted = F.pad(predicted, (0, tgt_out.size(1) - predicted.size(1)), value=PAD)
-        m = self.metrics[stage]
-        m.nll += nll.detach()
-        m.tokens += real.sum()
-        m.correct_tokens += ((logits.argmax(-1).flatten() == labels) & real).sum()
         words = (src != PAD).sum(dim=1) - 1  # [B] source length, EOS not counted
-        m.correct_seqs.index_add_(0, words, (predicted == tgt_out).all(dim=1).to(m.seqs.dtype))
-        m.seqs.index_add_(0, words, torch.ones_like(words, dtype=m.seqs.dtype))
+        self.metrics[stage].update(
+            nll, labels, logits.argmax(-1).flatten(), words, (predicted == tgt_out).all(dim=1)
+        )
 
     def _log_stage(self, stage: str) -> dict[str, float]:
-        values = self.metrics[stage].compute(
-            lambda t: self.trainer.strategy.reduce(t, reduce_op="sum")
-        )
+        values = self.metrics[stage].compute()  # summed over DDP ranks by torchmetrics
         self.metrics[stage].reset()
         for name, value in values.items():
             self.log(f"{stage}/{name}", value, sync_dist=False)

@@ -1,15 +1,27 @@
-"""Which checkpoint ``ckpt_path`` means, and where a resumed run keeps writing.
+"""Which checkpoint ``ckpt_path`` means, where a resumed run keeps writing, and the command
+that resumes an interrupted one.
 
 ``ckpt_path=last`` is the newest ``checkpoints/last.ckpt`` of an earlier run *of the same
 experiment*: a run (or sweep job) under ``paths.outputs_root`` whose saved
 ``.hydra/config.yaml`` equals the current config but for ``ckpt_path``. A resumed run
 continues in the folder its checkpoint came from, so TensorBoard shows one curve going on
-from the checkpoint's step instead of a second run starting over.
+from the checkpoint's step instead of a second run starting over; the folder Hydra made
+for the new start is removed (:func:`continue_in`).
 """
 
+import logging
+import re
+import shlex
+import shutil
+import sys
+import warnings
 from pathlib import Path
 
+from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
+
+from transformer_lab.callbacks import Interrupted
+from transformer_lab.evaluate import quote_paths
 
 
 class CheckpointNotFound(ValueError):
@@ -61,3 +73,69 @@ def run_folder_of(checkpoint: Path) -> Path | None:
     """The run folder a checkpoint belongs to (``<run>/checkpoints/x.ckpt``), if any."""
     run = checkpoint.resolve().parent.parent
     return run if checkpoint.parent.name == "checkpoints" and (run / ".hydra").is_dir() else None
+
+
+def continue_in(run: Path, started_in: Path) -> None:
+    """Move a resumed start from the folder Hydra made for it into ``run``.
+
+    Hydra creates ``started_in`` (``.hydra/`` and the log) before the job can know it
+    resumes. The log file handler is pointed at ``run``'s log, which it appends to, and
+    ``started_in`` is removed if it holds nothing else, so a resume leaves no stray
+    folder; ``run/.hydra`` keeps the config the run was started with.
+    """
+    if started_in.resolve() == run.resolve():
+        return
+    for handler in logging.getLogger().handlers:
+        if isinstance(handler, logging.FileHandler):
+            log = Path(handler.baseFilename)
+            if log.parent.resolve() == started_in.resolve():
+                handler.close()
+                with (run / log.name).open("a") as continued:
+                    continued.write(log.read_text())
+                handler.baseFilename = str((run / log.name).resolve())
+                handler.mode = "a"  # reopened there at the next record
+    if {p.name for p in started_in.iterdir()} <= {".hydra", *(p.name for p in run.glob("*.log"))}:
+        shutil.rmtree(started_in)
+
+
+def quiet_resume_warnings() -> None:
+    """Two warnings Lightning gives every resumed run, both wrong here.
+
+    "Checkpoint directory ... exists and is not empty": a resumed run continues in its own
+    folder on purpose. "... your dataloader is not resumable": the training sampler skips
+    the batches the checkpoint's epoch already trained on (``data/datamodule.py``), so the
+    resumed run sees exactly the batches an uninterrupted one would (tested).
+    """
+    warnings.filterwarnings("ignore", message=r"Checkpoint directory .* exists and is not empty")
+    warnings.filterwarnings("ignore", message=r".*ended before the epoch ended and your dataloader")
+
+
+def resume_command(checkpoint: Path) -> str:
+    """The command line that resumes this job from ``checkpoint``: the program as it was
+    started, the job's own overrides (one job of a sweep: its overrides only), and
+    ``ckpt_path``, quoted for the shell and for Hydra."""
+    hydra = HydraConfig.get()
+    if Path(sys.argv[0]).suffix == ".py":  # python [-m] ...: the interpreter as invoked
+        program = sys.orig_argv[: len(sys.orig_argv) - len(sys.argv) + 1]
+    else:  # a console script: by name when that name finds this very script
+        found = shutil.which(Path(sys.argv[0]).name)
+        same = found and Path(found).resolve() == Path(sys.argv[0]).resolve()
+        program = [Path(sys.argv[0]).name if same else sys.argv[0]]
+    options = [f"--config-dir={source.path}" for source in hydra.runtime.config_sources
+               if source.provider == "command-line"]  # fmt: skip
+    if hydra.job.config_name != "train":
+        options.append(f"--config-name={hydra.job.config_name}")
+    overrides = [o for o in hydra.overrides.task if not o.startswith("ckpt_path=")]
+    path = str(checkpoint.resolve())  # quoted for Hydra only where it has to be
+    overrides += [f"ckpt_path={path}"] if re.fullmatch(r"[\w./-]+", path) else quote_paths(
+        [f"ckpt_path={path}"]
+    )
+    return shlex.join([*program, *options, *overrides])
+
+
+def exit_interrupted(stop: Interrupted, is_global_zero: bool = True) -> None:
+    """One line: where the run stopped and how to go on; then exit 130 (SIGINT) or 143."""
+    if is_global_zero:
+        command = resume_command(stop.checkpoint)
+        print(f"{stop}: saved {stop.checkpoint}; resume with: {command}", flush=True)
+    sys.exit(stop.exit_code)

@@ -25,12 +25,22 @@ from omegaconf import DictConfig, OmegaConf
 from rich.console import Console
 from rich.table import Table
 
-from transformer_lab import parallel_jobs  # noqa: F401 -- ${sweep_n_jobs:}, before Hydra composes
-from transformer_lab.callbacks import diverged_at_step
+from transformer_lab import (
+    environment,
+    parallel_jobs,  # noqa: F401 -- ${sweep_n_jobs:}, before Hydra composes
+)
+from transformer_lab.callbacks import Interrupted, diverged_at_step
 from transformer_lab.console import metric_order, quiet_library_notices
 from transformer_lab.hparams import metric_names, run_hparams, write_hparams
 from transformer_lab.learning_curve import CURVE_TAG, curve_metrics, read_scalars
-from transformer_lab.resume import CheckpointNotFound, resolve_checkpoint, run_folder_of
+from transformer_lab.resume import (
+    CheckpointNotFound,
+    continue_in,
+    exit_interrupted,
+    quiet_resume_warnings,
+    resolve_checkpoint,
+    run_folder_of,
+)
 from transformer_lab.tokens import detokenize
 
 log = logging.getLogger(__name__)
@@ -120,7 +130,8 @@ def check_launcher(cfg: DictConfig) -> None:
 
 
 def train(cfg: DictConfig) -> dict[str, float]:
-    output_dir = Path(HydraConfig.get().runtime.output_dir)
+    started = environment.collect()
+    started_in = output_dir = Path(HydraConfig.get().runtime.output_dir)
     check_launcher(cfg)
     if not 0.0 < cfg.target_seq_acc <= 1.0:
         raise ConfigError(f"target_seq_acc={cfg.target_seq_acc}; allowed: 0 < target_seq_acc <= 1")
@@ -133,15 +144,23 @@ def train(cfg: DictConfig) -> dict[str, float]:
         output_dir = resumed_run
         cfg.paths.output_dir = str(resumed_run)
         log.info("resuming %s from %s", resumed_run, checkpoint)
+        quiet_resume_warnings()
     L.seed_everything(cfg.seed, workers=True)
     datamodule, module, trainer = build(cfg)
     if trainer.is_global_zero:  # DDP ranks share the run folder; one of them writes
+        if trainer.world_size == 1:  # extra DDP ranks would start in Hydra's new folder
+            continue_in(output_dir, started_in)
         (output_dir / "config_resolved.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))
+        environment.write(output_dir, started)
+        environment.add_to_tensorboard(trainer.loggers, started)
         log.info("outputs: %s", output_dir.resolve())
         log.info("tensorboard: tensorboard --logdir %s", output_dir.resolve())
 
     start = time.perf_counter()
-    trainer.fit(module, datamodule=datamodule, ckpt_path=checkpoint, weights_only=True)
+    try:
+        trainer.fit(module, datamodule=datamodule, ckpt_path=checkpoint, weights_only=True)
+    except Interrupted as stop:  # Ctrl-C or SIGTERM, last.ckpt saved at the step reached
+        exit_interrupted(stop, trainer.is_global_zero)
     train_seconds = time.perf_counter() - start
     diverged_at = diverged_at_step(trainer)  # a result: recorded, nothing more to evaluate
     if diverged_at is None and module.validated_at_step != trainer.global_step:
@@ -180,7 +199,7 @@ def record_failure(error: BaseException) -> None:
     (output_dir / "failed.json").write_text(json.dumps(failure, indent=2) + "\n")
 
 
-@hydra.main(version_base="1.3", config_path="../../conf", config_name="train")
+@hydra.main(version_base="1.3", config_path="pkg://transformer_lab.conf", config_name="train")
 def main(cfg: DictConfig) -> float | None:
     """Run one job. In a sweep a failing job is recorded and the sweep goes on."""
     quiet_library_notices()

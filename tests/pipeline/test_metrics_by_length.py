@@ -17,7 +17,7 @@ def test_seq_acc_by_len_splits_seq_acc_by_source_words():
     wrong_rows_1_and_3[[1, 3], 1] = 10
     module.model.generate = lambda src, max_new_tokens: wrong_rows_1_and_3
     module._evaluate(batch, "test")
-    values = module.metrics["test"].compute(lambda t: t)
+    values = module.metrics["test"].compute()
     assert values["seq_acc"] == 0.5
     by_len = {k: v for k, v in values.items() if k.startswith("seq_acc_by_len/")}
     assert by_len == {"seq_acc_by_len/1": 1.0, "seq_acc_by_len/2": 0.0, "seq_acc_by_len/3": 0.5}

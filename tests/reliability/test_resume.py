@@ -59,6 +59,7 @@ def test_sigkilled_run_resumed_with_ckpt_path_last_matches_an_uninterrupted_run(
 
     subprocess.run(command(killed_root, "ckpt_path=last"), cwd=tmp_path, check=True,
                    capture_output=True)  # fmt: skip
+    assert only_run(killed_root) == killed  # the resume left no folder of its own
     straight = only_run(straight_root)
     expected = json.loads((straight / "metrics.json").read_text())
     resumed = json.loads((killed / "metrics.json").read_text())  # written into the same run

@@ -140,5 +140,10 @@ def main(argv: list[str] | None = None) -> list[Row]:
     return rows
 
 
-if __name__ == "__main__":
+def cli() -> None:
+    """``tlab-bench``: :func:`main` without its rows as the exit status."""
     main()
+
+
+if __name__ == "__main__":
+    cli()

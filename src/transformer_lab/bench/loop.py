@@ -15,7 +15,6 @@ import tempfile
 import time
 import warnings
 from contextlib import contextmanager
-from pathlib import Path
 
 import hydra
 import lightning as L
@@ -26,12 +25,10 @@ from transformer_lab.bench.rows import Row
 from transformer_lab.bench.timing import synchronize
 from transformer_lab.bench.workloads import loss
 
-CONF = Path(__file__).resolve().parents[3] / "conf"
-
 
 def main_job(overrides: list[str]):
     """The main job's datamodule (set up) and a fresh LightningModule, plus its config."""
-    with hydra.initialize_config_dir(str(CONF), version_base="1.3"):
+    with hydra.initialize_config_module("transformer_lab.conf", version_base="1.3"):
         cfg = hydra.compose("train", overrides=overrides)
     datamodule = hydra.utils.instantiate(cfg.data)
     datamodule.setup("fit")

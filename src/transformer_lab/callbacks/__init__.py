@@ -2,6 +2,7 @@
 
 from transformer_lab.callbacks.attention_maps import AttentionMaps
 from transformer_lab.callbacks.divergence import DivergenceGuard, diverged_at_step
+from transformer_lab.callbacks.interrupt import InterruptCheckpoint, Interrupted
 from transformer_lab.callbacks.layer_stats import LayerStats
 from transformer_lab.callbacks.length_series import LengthSeries
 from transformer_lab.callbacks.norm_comparison import NormComparison
@@ -12,6 +13,8 @@ from transformer_lab.callbacks.scalar_layout import ScalarLayout
 __all__ = [
     "AttentionMaps",
     "DivergenceGuard",
+    "InterruptCheckpoint",
+    "Interrupted",
     "LayerStats",
     "LengthSeries",
     "NormComparison",

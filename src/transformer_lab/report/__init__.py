@@ -19,6 +19,7 @@ from pathlib import Path
 from transformer_lab.console import quiet_library_notices
 from transformer_lab.report.figures import FIGURES
 from transformer_lab.report.lengths import length_table
+from transformer_lab.report.provenance import provenance_section
 from transformer_lab.report.runs import NotASweep, Sweep, load_sweep
 from transformer_lab.report.table import configuration_table, output_change_table
 from transformer_lab.report.tensorboard import write_tensorboard
@@ -61,6 +62,7 @@ def render(sweep: Sweep, target: float) -> tuple[str, list[tuple[str, str]]]:
                   "these with the in-range lengths.", "", lengths]  # fmt: skip
     if sweep.unfinished:
         lines += ["", "## Not finished", "", *_unfinished_lines(sweep)]
+    lines += provenance_section(sweep)
     figures = [figure for make in FIGURES for figure in make(sweep, sweep.path)]
     lines += ["", "## Figures"]
     for caption, file in figures:

@@ -1,0 +1,111 @@
+"""Ctrl-C (SIGINT) and SIGTERM stop training with ``last.ckpt`` at the step reached.
+
+Left to Lightning, Ctrl-C raises KeyboardInterrupt wherever the process happens to be
+(possibly between the optimizer step and the scheduler step, a state no checkpoint
+should hold), and the run exits 1 with the last periodic ``last.ckpt``, up to 250 steps
+old. Here both signals only set a flag; at the end of the training batch in progress, the
+point where Lightning's own periodic ``last.ckpt`` is written, the callback saves
+``last.ckpt`` through the trainer's (atomic) checkpoint IO and raises :class:`Interrupted`,
+which Lightning passes on after closing the loggers; ``train`` turns it into one line and
+exit status 128 + the signal number (130 for SIGINT, 143 for SIGTERM). A second Ctrl-C
+stops at once, without saving. With several DDP ranks, all stop at the same batch.
+During fit this replaces Lightning's SIGTERM handler, which would stop in the middle of a
+validation and exit 0.
+"""
+
+import signal
+import threading
+from pathlib import Path
+
+import lightning as L
+from lightning.pytorch.callbacks import ModelCheckpoint
+
+
+class Interrupted(BaseException):
+    """Training stopped on a signal after saving ``checkpoint`` at ``step``.
+
+    A BaseException, like KeyboardInterrupt: no ``except Exception`` may swallow it (a
+    sweep goes on past a failing job, not past Ctrl-C).
+    """
+
+    def __init__(self, signum: int, step: int, checkpoint: Path):
+        super().__init__(f"{signal.Signals(signum).name} at step {step}")
+        self.signum, self.step, self.checkpoint = signum, step, checkpoint
+
+    @property
+    def exit_code(self) -> int:
+        return 128 + self.signum  # what a shell reports for a process the signal killed
+
+
+def last_checkpoint(trainer: L.Trainer) -> tuple[ModelCheckpoint, Path]:
+    """The ModelCheckpoint that keeps ``last.ckpt``, and that file's path."""
+    for callback in trainer.checkpoint_callbacks:
+        if isinstance(callback, ModelCheckpoint) and callback.save_last and callback.dirpath:
+            name = f"{callback.CHECKPOINT_NAME_LAST}{callback.FILE_EXTENSION}"
+            return callback, Path(callback.dirpath) / name
+    raise ValueError(
+        "callbacks.interrupt_checkpoint saves the run's last.ckpt, but no ModelCheckpoint "
+        "has save_last; allowed: keep callbacks.last_checkpoint, or drop the interrupt "
+        "checkpoint with ~callbacks.interrupt_checkpoint"
+    )
+
+
+class InterruptCheckpoint(L.Callback):
+    """Saves the run's ``last.ckpt`` and stops when SIGINT or SIGTERM arrives in training."""
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+    def __init__(self):
+        self.received: int | None = None
+        self._previous: dict[int, object] = {}  # the handlers before fit, restored after it
+
+    def _on_signal(self, signum: int, frame) -> None:
+        if not self._previous or (signum == signal.SIGINT and self.received == signal.SIGINT):
+            # outside fit (Lightning may reinstate this handler after it), or a second Ctrl-C
+            if signum == signal.SIGINT:
+                raise KeyboardInterrupt
+            raise SystemExit(128 + signum)
+        self.received = signum
+
+    def _install(self) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            return  # only the main thread may set handlers; a thread keeps Lightning's way
+        for signum in self.SIGNALS:
+            previous = signal.signal(signum, self._on_signal)
+            self._previous.setdefault(signum, previous)
+
+    def setup(self, trainer: L.Trainer, pl_module: L.LightningModule, stage: str) -> None:
+        """From the start of fit: a signal during the analysis callbacks' fit-start work or
+        the sanity check stops the run at the end of its first batch."""
+        if stage == "fit":
+            last_checkpoint(trainer)  # fails now, not when a signal comes
+            self.received = None
+            self._install()
+
+    def on_train_start(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
+        """Again: Lightning sets its own SIGTERM handler between ``setup`` and here."""
+        self._install()
+
+    def _restore(self) -> None:
+        for signum, handler in self._previous.items():
+            signal.signal(signum, handler)
+        self._previous.clear()
+
+    def on_train_batch_end(self, trainer: L.Trainer, *args) -> None:
+        """Where Lightning saves its periodic ``last.ckpt`` too: a checkpoint taken here
+        resumes exactly (tests/reliability/test_interrupt.py)."""
+        stop = trainer.strategy.reduce_boolean_decision(self.received is not None, all=False)
+        if not stop:
+            return
+        keeper, path = last_checkpoint(trainer)
+        # saved as the keeper's own last.ckpt, so that after the resume it overwrites the
+        # file instead of starting a last-v1.ckpt beside it
+        keeper.last_model_path = str(path)
+        trainer.save_checkpoint(path, weights_only=False)  # a full resume point
+        raise Interrupted(self.received or signal.SIGTERM, trainer.global_step, path)
+
+    def teardown(self, trainer: L.Trainer, pl_module: L.LightningModule, stage: str) -> None:
+        self._restore()
+
+    def on_exception(self, trainer: L.Trainer, pl_module: L.LightningModule, exception) -> None:
+        self._restore()

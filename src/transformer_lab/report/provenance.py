@@ -1,0 +1,56 @@
+"""The report's "Code and versions" section: what the sweep's jobs ran, said once.
+
+Every job leaves ``environment.json``. The libraries and the machine are listed once per
+sweep (or per distinct set, if jobs differ there); a sweep whose jobs ran different code,
+a different transformer_lab version, git commit or dirty state (a job resumed on other code
+counts too), gets a warning naming which jobs ran what, since its differences between
+configurations may then be differences between code.
+"""
+
+import json
+
+from transformer_lab.environment import PACKAGES, code_identities
+from transformer_lab.report.runs import Sweep
+
+SHOWN = ("python", "transformer_lab", *PACKAGES, "platform", "cpu", "gpus", "torch_threads")
+
+
+def _code(identity: tuple) -> str:
+    version, commit, dirty = identity
+    if commit is None:
+        return f"transformer_lab {version} (not from a git checkout)"
+    return f"transformer_lab {version}, commit {commit[:12]}{' with changes' if dirty else ''}"
+
+
+def provenance_section(sweep: Sweep) -> list[str]:
+    """Markdown lines, or none when no job wrote ``environment.json``."""
+    records = {}
+    for run in sweep.runs:
+        path = run.path / "environment.json"
+        if path.is_file():
+            records[run.name] = json.loads(path.read_text())
+    if not records:
+        return []
+    lines = ["", "## Code and versions", ""]
+    codes: dict[tuple, list[str]] = {}
+    for name, record in records.items():
+        for identity in code_identities(record):
+            codes.setdefault(identity, []).append(name)
+    if len(codes) > 1:
+        lines += ["**Warning: the jobs of this sweep ran different code**; differences "
+                  "between configurations may be differences between code:", ""]  # fmt: skip
+        lines += [f"- {_code(code)}: {', '.join(f'`{n}`' for n in names)}"
+                  for code, names in sorted(codes.items(), key=str)]  # fmt: skip
+    else:
+        lines.append(f"Every job ran {_code(next(iter(codes)))}.")
+    rows = sorted({tuple(_cell(record.get(key)) for key in SHOWN) for record in records.values()})
+    lines += ["", f"| {' | '.join(SHOWN)} |", f"|{' --- |' * len(SHOWN)}"]
+    lines += [f"| {' | '.join(row)} |" for row in rows]  # one row unless the jobs differ
+    return lines
+
+
+def _cell(value) -> str:
+    if isinstance(value, list):
+        return ", ".join(value) or "none"
+    return "?" if value is None else str(value)
+

@@ -1,0 +1,89 @@
+"""The ``logger=`` and ``debug=`` groups, each on a real (tiny) run of experiment=smoke."""
+
+import csv
+import json
+
+import lightning as L
+import torch
+
+from transformer_lab.train import build, train
+
+TINY = ["experiment=smoke", "~callbacks.norm_comparison", "~callbacks.attention_maps"]
+
+
+def rows(path):
+    with path.open(newline="") as file:
+        return list(csv.DictReader(file))
+
+
+def test_logger_csv_writes_metrics_csv_in_the_run_folder_and_no_events(compose_train, tmp_path):
+    train(compose_train([*TINY, "logger=csv"]))
+    run = tmp_path / "run"
+    table = rows(run / "metrics.csv")
+    losses = [int(r["step"]) for r in table if r["train/loss"]]
+    assert losses == [4, 9, 14, 19]  # every log_every_n_steps=5, as TensorBoard gets them
+    assert [float(r["val/seq_acc"]) for r in table if r["val/seq_acc"]]  # validations too
+    assert not list(run.glob("events.out.tfevents.*"))
+
+
+def test_logger_many_writes_both(compose_train, tmp_path):
+    train(compose_train([*TINY, "logger=many"]))
+    run = tmp_path / "run"
+    assert (run / "metrics.csv").is_file()
+    assert list(run.glob("events.out.tfevents.*"))
+
+
+def test_metrics_csv_of_a_resumed_run_keeps_the_rows_before_the_checkpoint(
+    compose_train, tmp_path
+):
+    overrides = [*TINY, "logger=csv", "callbacks.last_checkpoint.every_n_train_steps=10"]
+    train(compose_train([*overrides, "trainer.max_steps=10"]))
+    (tmp_path / "run" / ".hydra").mkdir()  # a run folder, as Hydra leaves it
+    last = tmp_path / "run" / "checkpoints" / "last.ckpt"
+    train(compose_train([*overrides, f"ckpt_path={last}"], run="second"))
+    assert not (tmp_path / "second").exists()  # the resume went on in the run's folder
+    table = rows(tmp_path / "run" / "metrics.csv")
+    assert [int(r["step"]) for r in table if r["train/loss"]] == [4, 9, 14, 19]
+
+
+def test_debug_fdr_runs_one_batch_of_each_stage_without_logs(compose_train, tmp_path):
+    metrics = train(compose_train(["experiment=smoke", "debug=fdr"]))
+    record = json.loads((tmp_path / "run" / "metrics.json").read_text())
+    assert record["global_step"] == 1
+    assert 0.0 <= metrics["test/seq_acc"] <= 1.0
+    assert not list((tmp_path / "run").glob("events.out.tfevents.*"))  # Lightning's DummyLogger
+
+
+class FirstSources(L.Callback):
+    def __init__(self):
+        self.seen = []
+
+    def on_train_batch_start(self, trainer, pl_module, batch, batch_idx):
+        self.seen.append(batch["src"][0].tolist())
+
+
+def test_debug_overfit_trains_on_the_same_three_batches_every_epoch(compose_train):
+    cfg = compose_train([*TINY, "debug=overfit", "trainer.max_steps=9"])
+    L.seed_everything(cfg.seed)
+    datamodule, module, trainer = build(cfg)
+    seen = FirstSources()
+    trainer.callbacks.append(seen)
+    trainer.fit(module, datamodule=datamodule)
+    assert trainer.num_training_batches == 3
+    assert seen.seen[0:3] == seen.seen[3:6] == seen.seen[6:9]
+    assert len({str(s) for s in seen.seen}) == 3
+
+
+def test_debug_profiler_leaves_its_report_in_the_run_folder(compose_train, tmp_path):
+    train(compose_train([*TINY, "debug=profiler", "trainer.max_steps=4"]))
+    report = (tmp_path / "run" / "fit-profiler.txt").read_text()
+    assert "run_training_batch" in report
+
+
+def test_debug_anomaly_runs_backward_under_anomaly_detection(compose_train):
+    cfg = compose_train([*TINY, "debug=anomaly", "trainer.max_steps=2"])
+    datamodule, module, trainer = build(cfg)
+    enabled = []
+    module.on_before_backward = lambda loss: enabled.append(torch.is_anomaly_enabled())
+    trainer.fit(module, datamodule=datamodule)
+    assert enabled == [True, True]

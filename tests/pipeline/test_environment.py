@@ -1,0 +1,54 @@
+"""environment.json: what ran a run, never an error where something cannot be known."""
+
+import json
+import subprocess
+
+from transformer_lab import environment
+
+
+def git(cwd, *args):
+    subprocess.run(["git", "-C", str(cwd), *args], check=True, capture_output=True)
+
+
+def test_a_package_in_a_checkout_gets_its_commit_and_dirty_flag(tmp_path):
+    package = tmp_path / "src" / "transformer_lab"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    git(tmp_path, "init", "-q")
+    git(tmp_path, "add", ".")
+    git(tmp_path, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x")
+    state = environment.git_state(package)
+    assert len(state["git_commit"]) == 40 and state["git_dirty"] is False
+    (package / "new.py").write_text("")
+    assert environment.git_state(package)["git_dirty"] is True
+
+
+def test_an_installed_copy_inside_some_repository_gets_no_commit(tmp_path):
+    """A venv inside a checkout holds installed copies; their code is not that commit's."""
+    package = tmp_path / ".venv" / "lib" / "python3" / "site-packages" / "transformer_lab"
+    package.mkdir(parents=True)
+    git(tmp_path, "init", "-q")
+    assert environment.git_state(package) == {"git_commit": None, "git_dirty": None}
+
+
+def test_outside_any_repository_the_commit_is_null_not_an_error(tmp_path):
+    assert environment.git_state(tmp_path / "a" / "b") == {"git_commit": None, "git_dirty": None}
+
+
+def test_the_record_holds_versions_machine_and_command():
+    record = environment.collect()
+    keys = ("python", "torch", "lightning", "hydra-core", "transformer_lab", "platform", "cpu",
+            "torch_threads", "command", "start_time", "git_commit", "git_dirty")  # fmt: skip
+    assert set(keys) <= record.keys()
+    assert record["torch_threads"] >= 1
+    json.dumps(record)  # JSON-ready
+
+
+def test_a_resumed_run_keeps_its_first_record_and_appends_the_resumption(tmp_path):
+    first = {"transformer_lab": "0.1.0", "git_commit": "a", "git_dirty": False}
+    second = {"transformer_lab": "0.1.0", "git_commit": "b", "git_dirty": False}
+    environment.write(tmp_path, first)
+    environment.write(tmp_path, second)
+    record = json.loads((tmp_path / "environment.json").read_text())
+    assert record["git_commit"] == "a" and record["resumed"] == [second]
+    assert environment.code_identities(record) == {("0.1.0", "a", False), ("0.1.0", "b", False)}
