@@ -27,6 +27,7 @@ from torch.utils.tensorboard.summary import hparams
 
 from transformer_lab.callbacks import diverged_at_step
 from transformer_lab.console import metric_order, quiet_library_notices
+from transformer_lab.objective import check_optimized_metric, objective, worst_value
 from transformer_lab.resume import CheckpointNotFound, resolve_checkpoint, run_folder_of
 from transformer_lab.tokens import detokenize
 
@@ -76,7 +77,8 @@ def build(cfg: DictConfig):
             f"the data incl. BOS/EOS ({datamodule.max_seq_len}); allowed: max_len >= "
             f"{datamodule.max_seq_len}"
         )
-    callbacks = [_instantiate(f"callbacks.{k}", c) for k, c in (cfg.get("callbacks") or {}).items()]
+    callbacks = [_instantiate(f"callbacks.{k}", c)
+                 for k, c in (cfg.get("callbacks") or {}).items() if c is not None]  # fmt: skip
     loggers = [_instantiate(f"logger.{k}", c) for k, c in (cfg.get("logger") or {}).items()]
     trainer = _instantiate("trainer", cfg.trainer, callbacks=callbacks, logger=loggers or False)
     return datamodule, module, trainer
@@ -147,8 +149,13 @@ def check_launcher(cfg: DictConfig) -> None:
 
 
 def train(cfg: DictConfig) -> dict[str, float]:
+    """Fit, validate and test; the final metrics, ``diverged`` 1.0 or 0.0 among them."""
     output_dir = Path(HydraConfig.get().runtime.output_dir)
     check_launcher(cfg)
+    try:
+        check_optimized_metric(cfg.optimized_metric)
+    except ValueError as error:
+        raise ConfigError(str(error)) from None
     try:
         checkpoint = resolve_checkpoint(cfg)
     except CheckpointNotFound as error:
@@ -175,6 +182,7 @@ def train(cfg: DictConfig) -> dict[str, float]:
     if diverged_at is None:
         trainer.test(module, datamodule=datamodule, verbose=False)
     metrics |= {k: float(v) for k, v in trainer.callback_metrics.items() if k.startswith("test")}
+    metrics["diverged"] = float(diverged_at is not None)
 
     if trainer.is_global_zero:
         record = dict(sorted(metrics.items()))
@@ -199,8 +207,9 @@ def record_failure(error: BaseException) -> None:
 
 
 @hydra.main(version_base="1.3", config_path="../../conf", config_name="train")
-def main(cfg: DictConfig) -> float | None:
-    """Run one job. In a sweep a failing job is recorded and the sweep goes on."""
+def main(cfg: DictConfig) -> float:
+    """Run one job. In a sweep a failing job is recorded and the sweep goes on; the value
+    of ``optimized_metric`` goes back to the sweeper, the worst one for a failed job."""
     quiet_library_notices()
     in_sweep = HydraConfig.get().mode == RunMode.MULTIRUN
     try:
@@ -211,14 +220,14 @@ def main(cfg: DictConfig) -> float | None:
             print(f"error: {error}", file=sys.stderr)
             sys.exit(2)
         record_failure(error)
-        return None
+        return worst_value(cfg.optimized_metric)
     except Exception as error:
         if not in_sweep:
             raise
         log.exception("job failed")
         record_failure(error)
-        return None
-    return metrics.get("val/seq_acc")
+        return worst_value(cfg.optimized_metric)
+    return objective(cfg.optimized_metric, metrics)
 
 
 if __name__ == "__main__":
