@@ -33,6 +33,7 @@ from transformer_lab.callbacks import Interrupted, diverged_at_step
 from transformer_lab.console import metric_order, quiet_library_notices
 from transformer_lab.hparams import metric_names, run_hparams, write_hparams
 from transformer_lab.learning_curve import CURVE_TAG, curve_metrics, read_scalars
+from transformer_lab.objective import check_optimized_metric, objective, worst_value
 from transformer_lab.resume import (
     CheckpointNotFound,
     continue_in,
@@ -88,7 +89,8 @@ def build(cfg: DictConfig):
             f"the data incl. BOS/EOS ({datamodule.max_seq_len}); allowed: max_len >= "
             f"{datamodule.max_seq_len}"
         )
-    callbacks = [_instantiate(f"callbacks.{k}", c) for k, c in (cfg.get("callbacks") or {}).items()]
+    callbacks = [_instantiate(f"callbacks.{k}", c)
+                 for k, c in (cfg.get("callbacks") or {}).items() if c is not None]  # fmt: skip
     loggers = [_instantiate(f"logger.{k}", c) for k, c in (cfg.get("logger") or {}).items()]
     trainer = _instantiate("trainer", cfg.trainer, callbacks=callbacks, logger=loggers or False)
     return datamodule, module, trainer
@@ -130,11 +132,16 @@ def check_launcher(cfg: DictConfig) -> None:
 
 
 def train(cfg: DictConfig) -> dict[str, float]:
+    """Fit, validate and test; the final metrics, ``diverged`` 1.0 or 0.0 among them."""
     started = environment.collect()
     started_in = output_dir = Path(HydraConfig.get().runtime.output_dir)
     check_launcher(cfg)
     if not 0.0 < cfg.target_seq_acc <= 1.0:
         raise ConfigError(f"target_seq_acc={cfg.target_seq_acc}; allowed: 0 < target_seq_acc <= 1")
+    try:
+        check_optimized_metric(cfg.optimized_metric)
+    except ValueError as error:
+        raise ConfigError(str(error)) from None
     try:
         checkpoint = resolve_checkpoint(cfg)
     except CheckpointNotFound as error:
@@ -169,6 +176,7 @@ def train(cfg: DictConfig) -> dict[str, float]:
     if diverged_at is None:
         trainer.test(module, datamodule=datamodule, verbose=False)
     metrics |= {k: float(v) for k, v in trainer.callback_metrics.items() if k.startswith("test")}
+    metrics["diverged"] = float(diverged_at is not None)
 
     if trainer.is_global_zero:
         for logger in trainer.loggers:
@@ -200,8 +208,9 @@ def record_failure(error: BaseException) -> None:
 
 
 @hydra.main(version_base="1.3", config_path="pkg://transformer_lab.conf", config_name="train")
-def main(cfg: DictConfig) -> float | None:
-    """Run one job. In a sweep a failing job is recorded and the sweep goes on."""
+def main(cfg: DictConfig) -> float:
+    """Run one job. In a sweep a failing job is recorded and the sweep goes on; the value
+    of ``optimized_metric`` goes back to the sweeper, the worst one for a failed job."""
     quiet_library_notices()
     in_sweep = HydraConfig.get().mode == RunMode.MULTIRUN
     try:
@@ -212,14 +221,14 @@ def main(cfg: DictConfig) -> float | None:
             print(f"error: {error}", file=sys.stderr)
             sys.exit(2)
         record_failure(error)
-        return None
+        return worst_value(cfg.optimized_metric)
     except Exception as error:
         if not in_sweep:
             raise
         log.exception("job failed")
         record_failure(error)
-        return None
-    return metrics.get("val/seq_acc")
+        return worst_value(cfg.optimized_metric)
+    return objective(cfg.optimized_metric, metrics)
 
 
 if __name__ == "__main__":

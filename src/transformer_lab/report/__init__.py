@@ -5,9 +5,10 @@ and ``norm_comparison.json``) and writes ``report.md`` plus PNG figures into the
 folder, and both into the TensorBoard run ``<sweep>/report/``: final metrics per
 configuration (mean ± std over seeds), steps to a target ``val/seq_acc``, diverged runs
 marked, accuracy by length past the training lengths (a ``test_long`` split, as in
-``experiment=pe_extrapolation``), and figures: the validation-loss curves grouped by
-``model.norm``, exact-match accuracy against length, and the gradient norm by layer at
-initialisation per norm placement.
+``experiment=pe_extrapolation``), the learning-rate window when the sweep varies
+``model.lr`` (a heatmap per architecture, the best learning rate per configuration), and
+figures: the validation-loss curves grouped by ``model.norm``, exact-match accuracy
+against length, and the gradient norm by layer at initialisation per norm placement.
 It groups by whichever overrides vary, so it works on any sweep; jobs that have not
 finished (still running, killed, failed) are listed, and the finished ones still reported.
 """
@@ -19,6 +20,7 @@ from pathlib import Path
 from transformer_lab.console import quiet_library_notices
 from transformer_lab.report.figures import FIGURES
 from transformer_lab.report.lengths import length_table
+from transformer_lab.report.lr_window import best_lr_table, lr_heatmaps
 from transformer_lab.report.provenance import provenance_section
 from transformer_lab.report.runs import NotASweep, Sweep, load_sweep
 from transformer_lab.report.table import configuration_table, output_change_table
@@ -60,6 +62,13 @@ def render(sweep: Sweep, target: float) -> tuple[str, list[tuple[str, str]]]:
                   "Mean exact match (greedy) at each `test_long` length, all past the "
                   "longest training source; the accuracy-vs-length figure below draws "
                   "these with the in-range lengths.", "", lengths]  # fmt: skip
+    best_lrs = best_lr_table(sweep, target)
+    if best_lrs:
+        lines += ["", "## Learning-rate window", "",
+                  "Best learning rate per configuration: the highest mean final `val/seq_acc` "
+                  "over its runs, a diverged run counting as 0.", "", best_lrs]  # fmt: skip
+        for caption, file in lr_heatmaps(sweep, sweep.path, target):
+            lines += ["", f"{caption}:", "", f"![{caption}]({file})"]
     if sweep.unfinished:
         lines += ["", "## Not finished", "", *_unfinished_lines(sweep)]
     lines += provenance_section(sweep)

@@ -1,0 +1,168 @@
+"""The learning-rate window: at which learning rates (and warmups) each architecture trains.
+
+The classic post- vs pre-norm result (Xiong et al., 2020; Liu et al., 2020) is about a
+*range*: deep post-norm trains only inside a narrow window of learning rates, and only with
+warmup, while pre-norm trains across a wide one. One learning rate cannot show that, so
+for any sweep that varies ``model.lr`` the report draws, per configuration of the other
+varying keys (the norm placement first of all), a heatmap of learning rate x warmup, and
+tabulates each configuration's best learning rate.
+
+A cell's colour is the final ``val/seq_acc``, the mean over its runs that did not diverge.
+Cells that are not such a value say so in the cell itself, never by colour alone: a
+diverged cell is grey and reads ``diverged``; a failed or missing one is blank and reads
+``failed``; a cell whose runs never reached the target is hatched and reads ``< target``
+under its value.
+"""
+
+import statistics
+from pathlib import Path
+
+from matplotlib.cm import ScalarMappable
+from matplotlib.colors import Normalize
+from matplotlib.patches import Rectangle
+
+from transformer_lab.plotting import new_figure, save_png
+from transformer_lab.report.runs import Run, Sweep, natural_key
+from transformer_lab.report.table import EMPTY, markdown, mean_std, steps_to_target
+
+LR_KEY = "model.lr"
+WARMUP_KEYS = ("model.schedule", "model.warmup_steps")  # what "warmup" means in a sweep
+METRIC = "val/seq_acc"
+NO_VALUE = "(default)"
+COLOURS = ScalarMappable(Normalize(0.0, 1.0), "viridis")  # val/seq_acc 0..1
+
+
+def _value(run: Run, key: str) -> str:
+    return run.overrides.get(key, NO_VALUE)
+
+
+def _sorted_values(runs: list[Run], key: str) -> list[str]:
+    return sorted({_value(r, key) for r in runs}, key=natural_key)
+
+
+def _cells(runs: list[Run], keys: list[str]) -> dict[tuple[str, ...], list[Run]]:
+    cells: dict[tuple[str, ...], list[Run]] = {}
+    for run in runs:
+        cells.setdefault(tuple(_value(run, k) for k in keys), []).append(run)
+    return cells
+
+
+def score(runs: list[Run]) -> float | None:
+    """How well a learning rate trained: the mean final ``val/seq_acc`` over its finished
+    runs, a diverged run counting as 0 (it did not train). None without a finished run."""
+    finished = [r for r in runs if r.finished]
+    if not finished:
+        return None
+    return statistics.fmean(0.0 if r.diverged else r.metrics.get(METRIC, 0.0) for r in finished)
+
+
+def _reached(runs: list[Run], target: float) -> bool:
+    return any(steps_to_target(r, target) is not None for r in runs if not r.diverged)
+
+
+def _format_lr(value: str) -> str:
+    try:
+        return f"{float(value):.2g}"
+    except ValueError:
+        return value
+
+
+def best_lr_table(sweep: Sweep, target: float) -> str | None:
+    """Markdown, one row per configuration (every varying key but the learning rate and the
+    seed): its best learning rate by :func:`score`, that learning rate's metrics, and the
+    window, the learning rates whose every run trained to ``val/seq_acc >= target``
+    without diverging. None when the sweep does not vary the learning rate."""
+    if LR_KEY not in sweep.config_keys:
+        return None
+    keys = [k for k in sweep.config_keys if k != LR_KEY]
+    rows = []
+    configurations = _cells(sweep.runs, keys)
+    for config in sorted(configurations, key=lambda c: [natural_key(v) for v in c]):
+        by_lr = _cells(configurations[config], [LR_KEY])
+        scored = {lr: score(runs) for (lr,), runs in by_lr.items()}
+        scored = {lr: s for lr, s in scored.items() if s is not None}
+        if not scored:
+            continue
+        best = max(sorted(scored, key=natural_key), key=lambda lr: scored[lr])
+        runs = [r for r in by_lr[(best,)] if r.finished]
+        kept = [r for r in runs if not r.diverged]
+        window = [_format_lr(lr) for lr in sorted(scored, key=natural_key)
+                  if all(r.finished and not r.diverged and r.metrics.get(METRIC, 0.0) >= target
+                         for r in by_lr[(lr,)])]  # fmt: skip
+        steps = [s for s in (steps_to_target(r, target) for r in kept) if s is not None]
+        rows.append([
+            *config,
+            _format_lr(best),
+            f"{len(runs) - len(kept)}/{len(runs)}",
+            mean_std([r.metrics[METRIC] for r in kept if METRIC in r.metrics], ".3f"),
+            mean_std([r.metrics["val/loss"] for r in kept if "val/loss" in r.metrics], ".4f"),
+            mean_std([float(s) for s in steps], ".0f") if steps else "never",
+            ", ".join(window) or "none",
+        ])  # fmt: skip
+    header = [*keys, f"best {LR_KEY}", "diverged", METRIC, "val/loss",
+              f"steps to {METRIC} ≥ {target:g}",
+              f"trains (every run ≥ {target:g}) at {LR_KEY}"]  # fmt: skip
+    return markdown(header, rows)
+
+
+def _cell_text(runs: list[Run], target: float) -> tuple[float | None, str, str | None]:
+    """``(colour value, text, hatch)`` of one heatmap cell."""
+    finished = [r for r in runs if r.finished]
+    kept = [r for r in finished if not r.diverged]
+    if not finished:
+        return None, "failed" if runs else EMPTY, None
+    if not kept:
+        return None, "diverged", None
+    value = statistics.fmean(r.metrics.get(METRIC, 0.0) for r in kept)
+    text = f"{value:.2f}"
+    if len(kept) < len(finished):
+        text += f"\n{len(finished) - len(kept)}/{len(finished)} div."
+    if not _reached(kept, target):
+        return value, f"{text}\n< {target:g}", "///"
+    return value, text, None
+
+
+def lr_heatmaps(sweep: Sweep, folder: Path, target: float = 0.9) -> list[tuple[str, str]]:
+    """One heatmap panel per configuration of the keys other than learning rate and warmup:
+    rows are learning rates, columns the warmup settings the sweep tried."""
+    if LR_KEY not in sweep.config_keys:
+        return []
+    warmup_keys = [k for k in WARMUP_KEYS if k in sweep.config_keys]
+    panel_keys = [k for k in sweep.config_keys if k != LR_KEY and k not in warmup_keys]
+    lrs = _sorted_values(sweep.runs, LR_KEY)
+    columns = sorted(_cells(sweep.runs, warmup_keys),
+                     key=lambda c: [natural_key(v) for v in c])  # fmt: skip
+    panels = _cells(sweep.runs, panel_keys)
+    panel_names = sorted(panels, key=lambda c: [natural_key(v) for v in c])
+    figure = new_figure(1.6 + 1.5 * len(columns) * len(panels), 1.6 + 0.5 * len(lrs))
+    axes = figure.subplots(1, len(panels), squeeze=False, sharey=True)[0]
+    for ax, panel in zip(axes, panel_names, strict=True):
+        cells = _cells(panels[panel], [LR_KEY, *warmup_keys])
+        for i, lr in enumerate(lrs):
+            for j, column in enumerate(columns):
+                value, text, hatch = _cell_text(cells.get((lr, *column), []), target)
+                colour = "lightgrey" if text == "diverged" else "white"
+                if value is not None:
+                    colour = COLOURS.to_rgba(value)
+                ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, facecolor=colour, hatch=hatch,
+                                       edgecolor="black", linewidth=0.5))  # fmt: skip
+                dark = value is not None and value < 0.5 and not hatch
+                box = {"facecolor": "white", "edgecolor": "none", "pad": 1} if hatch else None
+                ax.text(j, i, text, ha="center", va="center", fontsize=7, bbox=box,
+                        color="white" if dark else "black")  # fmt: skip
+        ax.set(xlim=(-0.5, len(columns) - 0.5), ylim=(-0.5, len(lrs) - 0.5),
+               xticks=range(len(columns)), yticks=range(len(lrs)))  # fmt: skip
+        ax.set_xticklabels([", ".join(c) or "—" for c in columns], fontsize=7)
+        ax.set_yticklabels([_format_lr(lr) for lr in lrs], fontsize=7)
+        ax.set_xlabel(", ".join(warmup_keys) or "(one warmup setting)", fontsize=8)
+        title = ", ".join(f"{k}={v}" for k, v in zip(panel_keys, panel, strict=True))
+        ax.set_title(title or "all runs", fontsize=8)
+    axes[0].set_ylabel(LR_KEY)
+    figure.colorbar(COLOURS, ax=list(axes), label=f"final {METRIC}", shrink=0.8)
+    save_png(figure, folder / "lr_window.png")
+    caption = (
+        f"Final {METRIC} by learning rate and warmup (mean over runs that did not diverge); "
+        f"grey: diverged, hatched: never reached {METRIC} ≥ {target:g}, blank: failed"
+    )
+    return [(caption, "lr_window.png")]
+
