@@ -24,8 +24,11 @@ def test_sort_orders_ascending_and_keeps_repeats():
     assert sort(torch.tensor([7, 3, 5, 3])).tolist() == [3, 3, 5, 7]
 
 
-def test_registry_names_the_three_tasks():
-    assert {"reverse": reverse, "copy": copy, "sort": sort} == TASKS
+def test_each_task_name_maps_a_worked_example_to_its_target():
+    # The names configs use (data.task=...) must reach the function they promise.
+    words = torch.tensor([5, 3, 4, 3])
+    targets = {name: task(words).tolist() for name, task in TASKS.items()}
+    assert targets == {"reverse": [3, 4, 3, 5], "copy": [5, 3, 4, 3], "sort": [3, 3, 4, 5]}
 
 
 @pytest.mark.parametrize("name", sorted(TASKS))

@@ -53,8 +53,9 @@ def tiny_model(norm="post", pos_encoding="sinusoidal", dtype=torch.float64, **ov
     return Seq2SeqTransformer(**kwargs).to(dtype).eval()
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def make_model():
+    """:func:`tiny_model` (a plain function: any scope may use it)."""
     return tiny_model
 
 

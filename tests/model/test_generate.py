@@ -51,12 +51,33 @@ def finish_steps(out: torch.Tensor) -> list[int | None]:
     return [row.index(EOS) if EOS in row else None for row in out.tolist()]
 
 
-def test_generate_with_and_without_cache_gives_identical_tokens(make_model, norm, pos_encoding):
-    model = make_model(norm, pos_encoding)
-    src = generation_source()
-    bias_eos_to_split_the_batch(model, src)
-    cached = model.generate(src, max_new_tokens=MAX_NEW, use_cache=True)
-    recomputed = model.generate(src, max_new_tokens=MAX_NEW, use_cache=False)
+@pytest.fixture(scope="module")
+def searched(make_model):
+    """``searched(norm, pos_encoding, search, use_cache) -> tokens`` of ``search`` over
+    :func:`generation_source`, on a model whose EOS bias splits the batch for that search.
+
+    Several tests check the same search; it runs once per module and they share the
+    result (a search leaves the model as it found it).
+    """
+    models, results = {}, {}
+
+    def run(norm: str, pos_encoding: str, search: str, use_cache: bool = True) -> torch.Tensor:
+        rank, decode = SEARCHES[search]
+        if (norm, pos_encoding, rank) not in models:
+            model = make_model(norm, pos_encoding)
+            bias_eos_to_split_the_batch(model, generation_source(), rank)
+            models[norm, pos_encoding, rank] = model
+        key = (norm, pos_encoding, search, use_cache)
+        if key not in results:
+            results[key] = decode(models[norm, pos_encoding, rank], generation_source(), use_cache)
+        return results[key]
+
+    return run
+
+
+def test_generate_with_and_without_cache_gives_identical_tokens(searched, norm, pos_encoding):
+    cached = searched(norm, pos_encoding, "greedy")
+    recomputed = searched(norm, pos_encoding, "greedy", use_cache=False)
     steps = finish_steps(cached)
     assert steps.count(1) == 3 and len(set(steps)) > 1  # rows finish at different steps
     assert cached.size(1) > 2  # the unfinished rows went on after step 1
@@ -65,35 +86,27 @@ def test_generate_with_and_without_cache_gives_identical_tokens(make_model, norm
 
 @pytest.mark.parametrize("search", [s for s in SEARCHES if s != "greedy"])  # greedy: above
 def test_beam_search_and_sampling_with_and_without_cache_give_identical_tokens(
-    make_model, norm, pos_encoding, search
+    searched, norm, pos_encoding, search
 ):
-    model = make_model(norm, pos_encoding)
-    src = generation_source()
-    rank, decode = SEARCHES[search]
-    bias_eos_to_split_the_batch(model, src, rank)  # half the rows may finish at step 1
-    cached = decode(model, src, True)
-    if rank == 1:  # (a wider beam may still prefer a longer answer in every row)
+    # the EOS bias lets half the rows finish at step 1
+    cached = searched(norm, pos_encoding, search)
+    if SEARCHES[search][0] == 1:  # (a wider beam may still prefer a longer answer in every row)
         assert len(set(finish_steps(cached))) > 1  # rows end at different steps
-    assert torch.equal(cached, decode(model, src, False))
+    assert torch.equal(cached, searched(norm, pos_encoding, search, use_cache=False))
 
 
-def test_beam_size_1_equals_greedy_exactly(make_model, norm, pos_encoding):
-    model = make_model(norm, pos_encoding)
-    src = generation_source()
-    bias_eos_to_split_the_batch(model, src)
-    greedy = model.generate(src, max_new_tokens=MAX_NEW)
-    assert torch.equal(beam_search(model, src, beam_size=1, max_new_tokens=MAX_NEW), greedy)
+def test_beam_size_1_equals_greedy_exactly(searched, norm, pos_encoding):
+    assert torch.equal(
+        searched(norm, pos_encoding, "beam1"), searched(norm, pos_encoding, "greedy")
+    )
 
 
 @pytest.mark.parametrize("search", SEARCHES)
 def test_generated_rows_start_with_bos_and_have_only_pad_after_eos(
-    make_model, norm, pos_encoding, search
+    searched, norm, pos_encoding, search
 ):
-    model = make_model(norm, pos_encoding)
     src = generation_source()
-    rank, decode = SEARCHES[search]
-    bias_eos_to_split_the_batch(model, src, rank)
-    out = decode(model, src, True)
+    out = searched(norm, pos_encoding, search)
     assert out.dtype == torch.long
     assert out.size(0) == src.size(0) and 2 <= out.size(1) <= 1 + MAX_NEW
     assert (out[:, 0] == BOS).all()

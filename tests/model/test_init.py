@@ -71,12 +71,18 @@ def test_embeddings_and_learned_positions_have_std_d_model_to_the_minus_half():
         assert abs(table.mean().item()) < 0.01 * d_model**-0.5
 
 
-def fused_blocks(model: nn.Module):
+def stacked_matrices(name: str, module: nn.Module, model: Seq2SeqTransformer) -> int:
+    """How many matrices a projection fuses: Q/K/V, K/V, SwiGLU's W1/V; 1 if unfused."""
+    leaf = name.rsplit(".", 1)[-1]
+    gated = leaf == "w1" and module.out_features != model.encoder_layers[0].ffn.w2.in_features
+    return {"in_proj": 3, "kv_proj": 2}.get(leaf, 2 if gated else 1)
+
+
+def fused_blocks(model: Seq2SeqTransformer):
     """(name, block, bound) for every block of every fused projection."""
     d = model.d_model
     for name, module in model.named_modules():
-        if isinstance(module, nn.Linear) and getattr(module, "fused_blocks", 1) > 1:
-            n = module.fused_blocks
+        if isinstance(module, nn.Linear) and (n := stacked_matrices(name, module, model)) > 1:
             for i, block in enumerate(module.weight.chunk(n, dim=0)):
                 fan_out, fan_in = block.shape
                 assert fan_in == d or fan_out == d, name
@@ -101,7 +107,7 @@ def test_unfused_projections_are_xavier_uniform_with_their_own_fans():
     model = build(d_model=64, num_heads=4, d_ff=128, init_seed=0)
     checked = 0
     for name, module in model.named_modules():
-        if isinstance(module, nn.Linear) and getattr(module, "fused_blocks", 1) == 1:
+        if isinstance(module, nn.Linear) and stacked_matrices(name, module, model) == 1:
             bound = math.sqrt(6 / (module.in_features + module.out_features))
             assert 0.9 * bound < module.weight.abs().max().item() <= bound, name
             checked += 1

@@ -21,10 +21,24 @@ from transformer_lab.model.positional import (
 F64 = torch.float64
 
 
-def test_registry_offers_exactly_the_five_documented_encodings():
-    assert list(POSITIONAL_ENCODINGS) == ["sinusoidal", "learned", "rotary", "alibi", "none"]
-    assert type(build_positional_encoding("none", 8, 2, 16)) is PositionalEncoding
-    assert isinstance(build_positional_encoding("rotary", 8, 2, 16), Rotary)
+def test_each_registered_name_builds_the_encoding_it_names_worked_at_position_1():
+    # d_model 8 (head dim 4), 2 heads: frequencies 1, 0.1, 0.01, 0.001; ALiBi slopes 2^-4, 2^-8
+    built = {name: build_positional_encoding(name, 8, 2, 16) for name in POSITIONAL_ENCODINGS}
+    zeros, one, both = torch.zeros(1, 1, 8), torch.tensor([1]), torch.tensor([0, 1])
+    angles = torch.tensor([1.0, 0.1, 0.01, 0.001], dtype=F64)
+    sinusoid = torch.stack((angles.sin(), angles.cos()), dim=1).flatten().float()
+    torch.testing.assert_close(built["sinusoidal"].add(zeros, one)[0, 0], sinusoid)
+    learned = built["learned"]
+    assert torch.equal(learned.add(zeros, one)[0, 0], learned.table.weight[1])
+    cos, sin = built["rotary"].rotation(one)  # head dim 4: frequencies 1 and 0.01
+    torch.testing.assert_close((cos, sin), (angles[[0, 2]].cos()[None].float(),
+                                            angles[[0, 2]].sin()[None].float()))  # fmt: skip
+    slopes = torch.tensor([2.0**-4, 2.0**-8])[:, None, None]
+    distance = torch.tensor([[0.0, 1.0], [1.0, 0.0]])
+    assert torch.equal(built["alibi"].bias(both, both), -slopes * distance)
+    none = built["none"]
+    assert type(none) is PositionalEncoding and torch.equal(none.add(zeros, one), zeros)
+    assert list(built) == ["sinusoidal", "learned", "rotary", "alibi", "none"]
 
 
 @pytest.mark.parametrize("encoding", [Sinusoidal, Learned])

@@ -15,6 +15,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from transformer_lab.model.init import Sublayer, xavier_uniform_
 from transformer_lab.model.positional import rotate
 
 
@@ -58,11 +59,13 @@ def attend(
     return F.dropout(weights, dropout, training=dropout > 0) @ v, weights
 
 
-class MultiHeadAttention(nn.Module):
+class MultiHeadAttention(Sublayer):
     """Self-attention (one fused Q/K/V projection) or cross-attention (Q, then fused K/V).
 
     Fusing the projections is a speed choice only: the Q, K and V weights are the row
-    blocks ``[0:D], [D:2D], [2D:3D]`` of ``in_proj``, as in ``nn.MultiheadAttention``.
+    blocks ``[0:D], [D:2D], [2D:3D]`` of ``in_proj`` (K and V those of ``kv_proj``), as in
+    ``nn.MultiheadAttention``; :meth:`reset_parameters` initialises each block as its own
+    matrix.
     """
 
     def __init__(self, d_model: int, num_heads: int, dropout: float, cross: bool = False):
@@ -73,11 +76,27 @@ class MultiHeadAttention(nn.Module):
         if cross:
             self.q_proj = nn.Linear(d_model, d_model)
             self.kv_proj = nn.Linear(d_model, 2 * d_model)
-            self.kv_proj.fused_blocks = 2
         else:
             self.in_proj = nn.Linear(d_model, 3 * d_model)
-            self.in_proj.fused_blocks = 3
         self.out_proj = nn.Linear(d_model, d_model)
+
+    def _fused(self) -> tuple[nn.Linear, int]:
+        """The projection holding V and how many matrices it stacks (V is the last)."""
+        return (self.kv_proj, 2) if self.cross else (self.in_proj, 3)
+
+    def reset_parameters(self, generator: torch.Generator | None = None) -> None:
+        fused, blocks = self._fused()
+        if self.cross:
+            xavier_uniform_(self.q_proj, generator)
+        xavier_uniform_(fused, generator, blocks)
+        xavier_uniform_(self.out_proj, generator)
+
+    @torch.no_grad()
+    def scale_branch_(self, beta: float) -> None:
+        """Values and output projection; Q and K only set where to attend, not how much."""
+        fused, blocks = self._fused()
+        fused.weight.chunk(blocks, dim=0)[-1].mul_(beta)
+        self.out_proj.weight.mul_(beta)
 
     def _heads(self, x: torch.Tensor, parts: int) -> tuple[torch.Tensor, ...]:
         """``[B, L, parts*D]`` -> ``parts`` tensors ``[B, H, L, Dh]``."""

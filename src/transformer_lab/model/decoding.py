@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import torch
@@ -144,6 +145,76 @@ def check_beam_search(model: Seq2SeqTransformer, beam_size: int, length_penalty:
         )
 
 
+@dataclass
+class _Beams:
+    """Each source's ``K`` live hypotheses: ``tokens [B*K, t]`` from BOS (a source's beams
+    are adjacent rows), their log-probabilities ``scores [B, K]``, and the decoder cache,
+    which follows the hypotheses as they are reordered."""
+
+    tokens: torch.Tensor
+    scores: torch.Tensor
+    cache: DecoderCache | None
+
+    @classmethod
+    def start(cls, batch: int, k: int, memory: torch.Tensor, cache: DecoderCache | None):
+        """Every beam starts as the same BOS, so only beam 0 may be extended at first."""
+        tokens = torch.full((batch * k, 1), BOS, dtype=torch.long, device=memory.device)
+        scores = torch.full((batch, k), float("-inf"), dtype=memory.dtype, device=memory.device)
+        scores[:, 0] = 0.0
+        return cls(tokens, scores, cache)
+
+    def rows(self, beam: torch.Tensor) -> torch.Tensor:
+        """``beam [B, n]``, a beam number per source -> ``[B*n]`` rows of :attr:`tokens`."""
+        first = torch.arange(beam.size(0), device=beam.device)[:, None] * self.scores.size(1)
+        return (first + beam).flatten()
+
+    def advance(self, top: torch.Tensor, beam: torch.Tensor, token: torch.Tensor) -> None:
+        """Keep the K best candidates ``[B, 2K]`` that do not end in EOS."""
+        k = self.scores.size(1)
+        self.scores, keep = top.masked_fill(token == EOS, float("-inf")).topk(k, dim=1)
+        rows = self.rows(beam.gather(1, keep))  # [B*K] the beams they extend
+        self.tokens = torch.cat((self.tokens[rows], token.gather(1, keep).flatten()[:, None]), 1)
+        if self.cache is not None:
+            self.cache.reorder(rows)
+
+
+@dataclass
+class _Best:
+    """Each source's best hypothesis so far: ``tokens [B, 1 + max_new_tokens]`` from BOS,
+    PAD after its end, and its length-penalised ``score [B]`` (-inf while there is none)."""
+
+    tokens: torch.Tensor
+    score: torch.Tensor
+
+    @classmethod
+    def none(cls, batch: int, max_new_tokens: int, memory: torch.Tensor):
+        tokens = torch.full((batch, 1 + max_new_tokens), PAD, dtype=torch.long)
+        score = torch.full((batch,), float("-inf"), dtype=memory.dtype)
+        return cls(tokens.to(memory.device), score.to(memory.device))
+
+    def offer(self, tokens: torch.Tensor, score: torch.Tensor) -> None:
+        """Keep ``tokens [B, L]`` for the sources where ``score [B]`` beats the best."""
+        better = score > self.score  # [B]
+        self.tokens[better, : tokens.size(1)] = tokens[better]
+        self.score = torch.where(better, score, self.score)
+
+
+def _top_candidates(
+    scores: torch.Tensor, log_probs: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The ``2K`` best one-token extensions of each source's ``K`` beams.
+
+    ``scores [B, K]`` and ``log_probs [B*K, V]`` -> their scores, the beam each extends
+    and its token, each ``[B, 2K]``. The top 2K hold at least K candidates that are not
+    EOS, since each beam has one EOS.
+    """
+    batch, k = scores.shape
+    vocab = log_probs.size(-1)
+    candidates = scores[:, :, None] + log_probs.view(batch, k, vocab)  # [B, K, V]
+    top, index = candidates.flatten(1).topk(2 * k, dim=1)  # [B, 2K]
+    return top, index // vocab, index % vocab
+
+
 def beam_search(
     model: Seq2SeqTransformer,
     src: torch.Tensor,
@@ -169,51 +240,31 @@ def beam_search(
     hypotheses. With ``length_penalty=0``, ``beam_size=1`` is greedy decoding exactly.
     """
     check_beam_search(model, beam_size, length_penalty)
-    vocab = model.output.out_features
     batch, k = src.size(0), beam_size
     with _decoding(model, max_new_tokens):
-        device = src.device
         # a source's K beams are adjacent rows; its memory is encoded once and copied
         memory = model.encode(src).repeat_interleave(k, dim=0)  # [B*K, S, D]
         src = src.repeat_interleave(k, dim=0)  # [B*K, S]
-        first = torch.arange(batch, device=device)[:, None] * k  # [B, 1] each source's row 0
-        out = torch.full((batch * k, 1), BOS, dtype=torch.long, device=device)  # [B*K, t]
-        scores = torch.full((batch, k), float("-inf"), dtype=memory.dtype, device=device)
-        scores[:, 0] = 0.0  # [B, K] log-probs; every beam starts as the same BOS: expand one
-        best = torch.full((batch, 1 + max_new_tokens), PAD, dtype=torch.long, device=device)
-        best_score = torch.full((batch,), float("-inf"), dtype=memory.dtype, device=device)
-        cache = model.new_cache() if use_cache else None
+        beams = _Beams.start(batch, k, memory, model.new_cache() if use_cache else None)
+        best = _Best.none(batch, max_new_tokens, memory)
         # a live hypothesis ends with a log-probability <= its score now (<= 0) and with at
         # most max_new_tokens tokens, so it can score at most score / reach in the end
         reach = _length_penalty(max_new_tokens, length_penalty)
         for step in range(max_new_tokens):
             length = step + 1  # generated tokens of every candidate of this step
-            log_probs = _next_logits(model, out, memory, src, cache).log_softmax(-1)  # [B*K, V]
-            candidates = scores[:, :, None] + log_probs.view(batch, k, vocab)  # [B, K, V]
-            # the top 2K hold at least K candidates that are not EOS (one EOS per beam)
-            top, index = candidates.flatten(1).topk(2 * k, dim=1)  # [B, 2K]
-            beam, token = index // vocab, index % vocab  # [B, 2K]
-            is_eos = token == EOS
-
-            finished = top[:, :k].masked_fill(~is_eos[:, :k], float("-inf"))  # [B, K]
+            logits = _next_logits(model, beams.tokens, memory, src, beams.cache)  # [B*K, V]
+            top, beam, token = _top_candidates(beams.scores, logits.log_softmax(-1))  # [B, 2K]
+            finished = top[:, :k].masked_fill(token[:, :k] != EOS, float("-inf"))  # [B, K]
             finished_score, j = (finished / _length_penalty(length, length_penalty)).max(1)
-            improved = finished_score > best_score  # [B]
-            ended = out[(first + beam.gather(1, j[:, None])).flatten()]  # [B, length]
-            best[improved, :length] = ended[improved]
-            best[improved, length] = EOS
-            best_score = torch.where(improved, finished_score, best_score)
-
-            scores, keep = top.masked_fill(is_eos, float("-inf")).topk(k, dim=1)  # [B, K]
-            rows = (first + beam.gather(1, keep)).flatten()  # [B*K] the beams they extend
-            out = torch.cat((out[rows], token.gather(1, keep).flatten()[:, None]), dim=1)
-            if cache is not None:
-                cache.reorder(rows)
-            if bool((best_score >= scores.max(1).values / reach).all()):
+            ended = beams.tokens[beams.rows(beam.gather(1, j[:, None]))]  # [B, length]
+            best.offer(torch.cat((ended, torch.full_like(ended[:, :1], EOS)), 1), finished_score)
+            beams.advance(top, beam, token)
+            if bool((best.score >= beams.scores.max(1).values / reach).all()):
                 break
 
         # a live hypothesis can only win at max_new_tokens (by the bound above)
-        live_score, j = (scores / _length_penalty(out.size(1) - 1, length_penalty)).max(1)
-        live_wins = live_score > best_score  # [B]
-        best[live_wins, : out.size(1)] = out[(first[:, 0] + j)[live_wins]]
-        width = int((best != PAD).sum(1).max())  # drop the columns that are PAD in every row
-        return best[:, :width]
+        length = beams.tokens.size(1) - 1
+        live_score, j = (beams.scores / _length_penalty(length, length_penalty)).max(1)
+        best.offer(beams.tokens[beams.rows(j[:, None])], live_score)
+        width = int((best.tokens != PAD).sum(1).max())  # drop the columns PAD in every row
+        return best.tokens[:, :width]

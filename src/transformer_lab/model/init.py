@@ -1,18 +1,20 @@
-"""Weight initialisation, in one place.
+"""Weight initialisation: the scheme in one place, each fused projection owned by its module.
 
 Following the paper's reference implementations (tensor2tensor, fairseq):
 
 - every projection matrix (attention Q, K, V, output; FFN W1, V, W2; the output head)
   is Xavier-uniform, biases zero. Fused projections (self-attention's ``[3D, D]`` Q/K/V,
   cross-attention's ``[2D, D]`` K/V, SwiGLU's ``[2h, D]`` W1/V) are initialised block by
-  block, exactly as if each were its own ``nn.Linear``;
+  block, exactly as if each were its own ``nn.Linear``; only the module that fuses them
+  knows the blocks, so it is a :class:`Sublayer` and initialises itself;
 - token embeddings and a learned position table are ``N(0, d_model^-0.5)``: after the
   ``sqrt(d_model)`` scale each embedding component has unit variance. With tied
   embeddings the shared matrix gets this embedding init;
 - LayerNorm weight 1, bias 0; RMSNorm weight 1 (PyTorch's defaults);
-- with ``norm="deepnorm"``, :func:`scale_residual_branches` then multiplies the value and
-  output projections of attention and both FFN matrices by DeepNet's ``beta`` (Wang et
-  al., 2022), i.e. Xavier with gain ``beta``; queries and keys keep gain 1.
+- with ``norm="deepnorm"``, :func:`scale_residual_branches` then multiplies what each
+  sublayer adds to the residual stream (attention's value and output projections, both
+  FFN matrices) by DeepNet's ``beta`` (Wang et al., 2022), i.e. Xavier with gain
+  ``beta``; queries and keys keep gain 1.
 
 A ``seed`` draws from a private generator, so two models built with the same seed and
 sizes get identical weights whatever else has used the global RNG (the norm-comparison
@@ -22,24 +24,48 @@ twins rely on this).
 import torch
 from torch import nn
 
-from transformer_lab.model.attention import MultiHeadAttention
-from transformer_lab.model.layers import FeedForward
 
-
-def _xavier_blocks(linear: nn.Linear, generator) -> None:
-    """Xavier-uniform per stacked matrix (``fused_blocks`` is set where a projection is fused)."""
-    for block in linear.weight.chunk(getattr(linear, "fused_blocks", 1), dim=0):
+@torch.no_grad()
+def xavier_uniform_(linear: nn.Linear, generator: torch.Generator | None, blocks: int = 1) -> None:
+    """Xavier-uniform for each of ``blocks`` stacked row blocks of the weight; zero bias."""
+    for block in linear.weight.chunk(blocks, dim=0):
         nn.init.xavier_uniform_(block, generator=generator)
+    if linear.bias is not None:
+        linear.bias.zero_()
+
+
+class Sublayer(nn.Module):
+    """A residual branch (attention or FFN) that owns the init of its projections.
+
+    Subclasses fuse projections into one ``nn.Linear`` for speed, so they alone know
+    where one matrix ends and the next begins.
+    """
+
+    def reset_parameters(self, generator: torch.Generator | None = None) -> None:
+        """Every projection Xavier-uniform block by block, biases zero, in module order."""
+        raise NotImplementedError
+
+    def scale_branch_(self, beta: float) -> None:
+        """Multiply the weights that set the size of the branch's output by ``beta``."""
+        raise NotImplementedError
+
+
+def _init_projections(module: nn.Module, generator: torch.Generator | None) -> None:
+    """Xavier for every projection, visiting modules in the order of ``model.modules()``
+    so the draws from ``generator`` come in a fixed order; a Sublayer does its own."""
+    if isinstance(module, Sublayer):
+        module.reset_parameters(generator)
+    elif isinstance(module, nn.Linear):
+        xavier_uniform_(module, generator)
+    else:
+        for child in module.children():
+            _init_projections(child, generator)
 
 
 @torch.no_grad()
 def initialize(model: nn.Module, d_model: int, seed: int | None = None) -> None:
     generator = torch.Generator().manual_seed(seed) if seed is not None else None
-    for module in model.modules():
-        if isinstance(module, nn.Linear):
-            _xavier_blocks(module, generator)
-            if module.bias is not None:
-                module.bias.zero_()
+    _init_projections(model, generator)
     # Embeddings last, so that a weight tied to the output head ends with the embedding init.
     for module in model.modules():
         if isinstance(module, nn.Embedding):
@@ -58,10 +84,5 @@ def scale_residual_branches(layers: nn.Module, beta: float) -> None:
     if beta == 1.0:
         return
     for module in layers.modules():
-        if isinstance(module, FeedForward):
-            module.w1.weight.mul_(beta)
-            module.w2.weight.mul_(beta)
-        elif isinstance(module, MultiHeadAttention):
-            fused = module.kv_proj if module.cross else module.in_proj  # V is the last block
-            fused.weight.chunk(fused.fused_blocks, dim=0)[-1].mul_(beta)
-            module.out_proj.weight.mul_(beta)
+        if isinstance(module, Sublayer):
+            module.scale_branch_(beta)

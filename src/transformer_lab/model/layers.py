@@ -1,10 +1,13 @@
 """The feed-forward sublayer and the encoder and decoder layers built from sublayers."""
 
+from dataclasses import dataclass
+
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from transformer_lab.model.attention import KVCache, MultiHeadAttention
+from transformer_lab.model.init import Sublayer, xavier_uniform_
 from transformer_lab.model.residual import Residual
 
 ACTIVATIONS = ("relu", "gelu", "swiglu")
@@ -20,7 +23,7 @@ def swiglu_hidden(d_ff: int) -> int:
     return (2 * d_ff // 3 + 7) // 8 * 8
 
 
-class FeedForward(nn.Module):
+class FeedForward(Sublayer):
     """Position-wise FFN: ``W2 act(W1 x)``, or SwiGLU ``W2 (silu(W1 x) * V x)``.
 
     Dropout follows the activation, as in ``torch.nn.Transformer``; the sublayer's output
@@ -37,10 +40,19 @@ class FeedForward(nn.Module):
         hidden = swiglu_hidden(d_ff) if self.gated else d_ff
         # For SwiGLU, W1 and V are fused into one [2*hidden, d_model] projection.
         self.w1 = nn.Linear(d_model, 2 * hidden if self.gated else hidden)
-        self.w1.fused_blocks = 2 if self.gated else 1
         self.w2 = nn.Linear(hidden, d_model)
         self.activation = F.gelu if activation == "gelu" else F.relu
         self.dropout = nn.Dropout(dropout)
+
+    def reset_parameters(self, generator: torch.Generator | None = None) -> None:
+        xavier_uniform_(self.w1, generator, blocks=2 if self.gated else 1)
+        xavier_uniform_(self.w2, generator)
+
+    @torch.no_grad()
+    def scale_branch_(self, beta: float) -> None:
+        """Both matrices (W1 with SwiGLU's V), as DeepNet scales the FFN."""
+        self.w1.weight.mul_(beta)
+        self.w2.weight.mul_(beta)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         h = self.w1(x)
@@ -52,18 +64,44 @@ class FeedForward(nn.Module):
         return self.w2(self.dropout(h))
 
 
+@dataclass(frozen=True)
+class LayerConfig:
+    """Everything an encoder or decoder layer is built from, by name.
+
+    ``norm``/``norm_type``/``alpha`` go to every :class:`Residual` of the layer, ``alpha``
+    being deepnorm's residual weight (1 for the other placements).
+    """
+
+    d_model: int
+    num_heads: int
+    d_ff: int
+    dropout: float
+    norm: str
+    norm_type: str
+    activation: str
+    alpha: float = 1.0
+
+    def attention(self, cross: bool = False) -> MultiHeadAttention:
+        return MultiHeadAttention(self.d_model, self.num_heads, self.dropout, cross=cross)
+
+    def residual(self) -> Residual:
+        return Residual(
+            self.d_model, self.dropout, norm=self.norm, norm_type=self.norm_type, alpha=self.alpha
+        )
+
+    def ffn(self) -> FeedForward:
+        return FeedForward(self.d_model, self.d_ff, self.dropout, activation=self.activation)
+
+
 class EncoderLayer(nn.Module):
     """Bidirectional self-attention over the source, then the FFN."""
 
-    def __init__(
-        self, d_model, num_heads, d_ff, dropout, norm, activation, norm_type="layernorm", alpha=1.0
-    ):
+    def __init__(self, config: LayerConfig):
         super().__init__()
-        residual = (d_model, dropout, norm, norm_type, alpha)
-        self.self_attn = MultiHeadAttention(d_model, num_heads, dropout)
-        self.self_attn_residual = Residual(*residual)
-        self.ffn = FeedForward(d_model, d_ff, dropout, activation)
-        self.ffn_residual = Residual(*residual)
+        self.self_attn = config.attention()
+        self.self_attn_residual = config.residual()
+        self.ffn = config.ffn()
+        self.ffn_residual = config.residual()
 
     def forward(self, x, mask, rotation=None, need_weights=False):
         """``x [B, S, D]`` -> ``([B, S, D], self-attention weights or None)``."""
@@ -77,17 +115,14 @@ class EncoderLayer(nn.Module):
 class DecoderLayer(nn.Module):
     """Causal self-attention over the target prefix, cross-attention over the memory, FFN."""
 
-    def __init__(
-        self, d_model, num_heads, d_ff, dropout, norm, activation, norm_type="layernorm", alpha=1.0
-    ):
+    def __init__(self, config: LayerConfig):
         super().__init__()
-        residual = (d_model, dropout, norm, norm_type, alpha)
-        self.self_attn = MultiHeadAttention(d_model, num_heads, dropout)
-        self.self_attn_residual = Residual(*residual)
-        self.cross_attn = MultiHeadAttention(d_model, num_heads, dropout, cross=True)
-        self.cross_attn_residual = Residual(*residual)
-        self.ffn = FeedForward(d_model, d_ff, dropout, activation)
-        self.ffn_residual = Residual(*residual)
+        self.self_attn = config.attention()
+        self.self_attn_residual = config.residual()
+        self.cross_attn = config.attention(cross=True)
+        self.cross_attn_residual = config.residual()
+        self.ffn = config.ffn()
+        self.ffn_residual = config.residual()
 
     def forward(
         self,

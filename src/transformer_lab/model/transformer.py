@@ -6,8 +6,9 @@ FFN (:mod:`.layers`). The model returns logits; the softmax belongs to the loss 
 decoder's search.
 """
 
+import dataclasses
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import torch
 from torch import nn
@@ -15,7 +16,7 @@ from torch import nn
 from transformer_lab.model import decoding, masks
 from transformer_lab.model.attention import KVCache
 from transformer_lab.model.init import initialize, scale_residual_branches
-from transformer_lab.model.layers import DecoderLayer, EncoderLayer
+from transformer_lab.model.layers import DecoderLayer, EncoderLayer, LayerConfig
 from transformer_lab.model.positional import PositionalEncoding, build_positional_encoding
 from transformer_lab.model.residual import deepnorm_scales, final_norm
 from transformer_lab.tokens import PAD
@@ -40,15 +41,6 @@ class DecoderCache:
             kv.reorder(index)
         if self.key_padding is not None:
             self.key_padding = self.key_padding.index_select(0, index)
-
-
-@dataclass
-class Attention:
-    """Per-layer attention weights ``[B, H, L_q, L_k]`` of one forward pass."""
-
-    encoder: list[torch.Tensor] = field(default_factory=list)
-    decoder_self: list[torch.Tensor] = field(default_factory=list)
-    cross: list[torch.Tensor] = field(default_factory=list)
 
 
 class Seq2SeqTransformer(nn.Module):
@@ -77,18 +69,11 @@ class Seq2SeqTransformer(nn.Module):
         norm_type: str = "layernorm",
     ):
         super().__init__()
-        _check_sizes(
-            src_vocab_size=src_vocab_size, tgt_vocab_size=tgt_vocab_size, d_model=d_model,
-            num_heads=num_heads, num_encoder_layers=num_encoder_layers,
+        _check_arguments(
+            dropout, src_vocab_size=src_vocab_size, tgt_vocab_size=tgt_vocab_size,
+            d_model=d_model, num_heads=num_heads, num_encoder_layers=num_encoder_layers,
             num_decoder_layers=num_decoder_layers, d_ff=d_ff, max_len=max_len,
         )  # fmt: skip
-        if d_model % num_heads:
-            raise ValueError(
-                f"d_model must be divisible by num_heads; got d_model={d_model}, "
-                f"num_heads={num_heads}"
-            )
-        if not 0.0 <= dropout < 1.0:
-            raise ValueError(f"dropout must be in [0, 1); got {dropout}")
         self.d_model, self.max_len = d_model, max_len
         self.embed_scale = math.sqrt(d_model)
 
@@ -97,16 +82,20 @@ class Seq2SeqTransformer(nn.Module):
         self.src_pos = build_positional_encoding(pos_encoding, d_model, num_heads, max_len)
         self.tgt_pos = build_positional_encoding(pos_encoding, d_model, num_heads, max_len)
         self.embed_dropout = nn.Dropout(dropout)
-        layer_args = (d_model, num_heads, d_ff, dropout, norm, activation, norm_type)
         (enc_alpha, enc_beta), (dec_alpha, dec_beta) = deepnorm_scales(
             norm, num_encoder_layers, num_decoder_layers
         )
+        encoder = LayerConfig(
+            d_model=d_model, num_heads=num_heads, d_ff=d_ff, dropout=dropout, norm=norm,
+            norm_type=norm_type, activation=activation, alpha=enc_alpha,
+        )  # fmt: skip
+        decoder = dataclasses.replace(encoder, alpha=dec_alpha)
         self.encoder_layers = nn.ModuleList(
-            EncoderLayer(*layer_args, enc_alpha) for _ in range(num_encoder_layers)
+            EncoderLayer(encoder) for _ in range(num_encoder_layers)
         )
         self.encoder_norm = final_norm(d_model, norm, norm_type)
         self.decoder_layers = nn.ModuleList(
-            DecoderLayer(*layer_args, dec_alpha) for _ in range(num_decoder_layers)
+            DecoderLayer(decoder) for _ in range(num_decoder_layers)
         )
         self.decoder_norm = final_norm(d_model, norm, norm_type)
         self.output = nn.Linear(d_model, tgt_vocab_size)
@@ -233,7 +222,15 @@ class Seq2SeqTransformer(nn.Module):
         return decoding.greedy(self, src, max_new_tokens, use_cache)
 
 
-def _check_sizes(**sizes: int) -> None:
+def _check_arguments(dropout: float, **sizes: int) -> None:
+    """A ValueError naming the first size that is not positive, or the bad head split."""
     for name, value in sizes.items():
         if value < 1:
             raise ValueError(f"{name} must be a positive integer; got {value}")
+    d_model, num_heads = sizes["d_model"], sizes["num_heads"]
+    if d_model % num_heads:
+        raise ValueError(
+            f"d_model must be divisible by num_heads; got d_model={d_model}, num_heads={num_heads}"
+        )
+    if not 0.0 <= dropout < 1.0:
+        raise ValueError(f"dropout must be in [0, 1); got {dropout}")
