@@ -61,9 +61,11 @@ class Seq2SeqLitModule(L.LightningModule):
         lr_multiplier(schedule, warmup_steps)  # validates the schedule before any training
         self.save_hyperparameters()
         self.model = Seq2SeqTransformer(
-            src_vocab_size, tgt_vocab_size, d_model, num_heads, num_encoder_layers,
-            num_decoder_layers, d_ff, dropout, norm, pos_encoding, activation, max_len,
-            tie_embeddings, init_seed, norm_type,
+            src_vocab_size=src_vocab_size, tgt_vocab_size=tgt_vocab_size, d_model=d_model,
+            num_heads=num_heads, num_encoder_layers=num_encoder_layers,
+            num_decoder_layers=num_decoder_layers, d_ff=d_ff, dropout=dropout, norm=norm,
+            pos_encoding=pos_encoding, activation=activation, max_len=max_len,
+            tie_embeddings=tie_embeddings, init_seed=init_seed, norm_type=norm_type,
         )  # fmt: skip
         if compile:  # lazily, at the first call; the state_dict keys stay the same
             self.model.compile()
