@@ -85,6 +85,7 @@ def continue_in(run: Path, started_in: Path) -> None:
     """
     if started_in.resolve() == run.resolve():
         return
+    moved = {".hydra"}
     for handler in logging.getLogger().handlers:
         if isinstance(handler, logging.FileHandler):
             log = Path(handler.baseFilename)
@@ -94,7 +95,8 @@ def continue_in(run: Path, started_in: Path) -> None:
                     continued.write(log.read_text())
                 handler.baseFilename = str((run / log.name).resolve())
                 handler.mode = "a"  # reopened there at the next record
-    if {p.name for p in started_in.iterdir()} <= {".hydra", *(p.name for p in run.glob("*.log"))}:
+                moved.add(log.name)
+    if {p.name for p in started_in.iterdir()} <= moved:
         shutil.rmtree(started_in)
 
 
