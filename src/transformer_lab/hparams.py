@@ -28,11 +28,11 @@ CURATED = (
 )  # fmt: skip
 # top-level keys that are plumbing, not hyper-parameters, even when a job overrides them
 PLUMBING = ("callbacks", "paths", "logger", "hydra", "ckpt_path", "samples", "task_name")
-# TensorBoard ticks the first five metrics: the ones that say which run won come first
 METRICS = (
-    "val/seq_acc_best", "val/steps_to_target", "test/seq_acc", "run/diverged",
-    "run/train_seconds", "val/seq_acc", "val/loss",
+    "val/loss", "val/seq_acc", "val/seq_acc_best", "val/steps_to_target", "test/seq_acc",
+    "run/diverged", "run/train_seconds",
 )  # fmt: skip
+LONG_METRICS = ("test_long/seq_acc",)  # listed when the data has a test_long split
 
 Value = int | float | str | bool
 
@@ -77,11 +77,8 @@ def run_hparams(cfg: DictConfig, overrides: list[str]) -> tuple[dict[str, Value]
 
 
 def metric_names(cfg: DictConfig) -> tuple[str, ...]:
-    """:data:`METRICS`, with ``test_long/seq_acc`` after ``test/seq_acc`` when the data has
-    a test_long split."""
-    if not OmegaConf.select(cfg, "data.test_long_size", default=0):
-        return METRICS
-    return (*METRICS[:3], "test_long/seq_acc", *METRICS[3:])
+    has_long = OmegaConf.select(cfg, "data.test_long_size", default=0)
+    return METRICS + LONG_METRICS if has_long else METRICS
 
 
 def mark_differs(experiment: Summary, keys: set[str]) -> Summary:

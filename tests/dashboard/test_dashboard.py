@@ -61,8 +61,8 @@ def test_hparams_list_the_swept_key_the_curated_set_and_the_comparison_metrics(r
         assert not [n for n in names if "_target_" in n]
         assert len(names) < 25
         assert [m.name.tag for m in experiment.metric_infos] == [
-            "val/seq_acc_best", "val/steps_to_target", "test/seq_acc", "test_long/seq_acc",
-            "run/diverged", "run/train_seconds", "val/seq_acc", "val/loss",
+            "val/loss", "val/seq_acc", "val/seq_acc_best", "val/steps_to_target",
+            "test/seq_acc", "run/diverged", "run/train_seconds", "test_long/seq_acc",
         ]  # fmt: skip
 
 
