@@ -79,7 +79,7 @@ def test_curves_average_seeds_at_shared_lengths_and_leave_out_diverged_runs(tmp_
     }
     assert longest_trained(sweep) == 10
     assert length_table(sweep).splitlines() == [
-        "| model/pos_encoding | 11 words | 12 words |",
+        "| model.pos_encoding | 11 words | 12 words |",
         "| --- | --- | --- |",
         "| alibi | 0.250 | — |",
         "| rotary | 0.125 | 0.000 |",
