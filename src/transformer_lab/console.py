@@ -1,5 +1,5 @@
 """What the command-line entry points keep off the terminal, and the order they print
-metrics in.
+metrics and sweep values in.
 
 Notices reach the terminal that their reader cannot act on: Lightning's tip to install its
 cloud logger; torch 2.13's deprecation of the ``LeafSpec`` that Lightning 2.x still builds
@@ -40,7 +40,12 @@ def quiet_library_notices() -> None:
     )
 
 
-def metric_order(name: str) -> list[tuple[int, int, str]]:
-    """Sort key: numbers in a metric's name by value, ``seq_acc_by_len/3`` before ``/10``."""
-    return [(0, int(part), "") if part.isdigit() else (1, 0, part)
-            for part in re.split(r"(\d+)", name)]  # fmt: skip
+def natural_key(text: str) -> tuple:
+    """Sort key that reads numbers as numbers, for metric names and override values alike:
+    ``seq_acc_by_len/3`` before ``/10``; ``2 < 6 < 10 < 1e3`` (values that are numbers,
+    by value) before words, ``post < pre``."""
+    try:
+        return (0, float(text), [])
+    except ValueError:
+        parts = re.split(r"(\d+)", text)
+        return (1, 0.0, [(0, int(p), "") if p.isdigit() else (1, 0, p) for p in parts])

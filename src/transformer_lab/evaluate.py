@@ -25,7 +25,7 @@ from omegaconf import DictConfig, OmegaConf
 from rich.console import Console
 from rich.table import Table
 
-from transformer_lab.console import LIGHTNING_INFO, metric_order, quiet_library_notices
+from transformer_lab.console import LIGHTNING_INFO, natural_key, quiet_library_notices
 from transformer_lab.data.datamodule import SyntheticDataModule
 from transformer_lab.lit_module import Seq2SeqLitModule
 from transformer_lab.model.decoding import beam_search, check_beam_search
@@ -121,7 +121,7 @@ def decoded_metrics(
     module.beam_size, module.length_penalty = beam_size, length_penalty
     trainer.test(module, datamodule=datamodule, verbose=False)
     return {k: float(trainer.callback_metrics[k])
-            for k in sorted(trainer.callback_metrics, key=metric_order)}  # fmt: skip
+            for k in sorted(trainer.callback_metrics, key=natural_key)}  # fmt: skip
 
 
 def print_results(results: dict, module, datamodule, n_samples: int) -> None:

@@ -30,7 +30,7 @@ from transformer_lab import (
     parallel_jobs,  # noqa: F401 -- ${sweep_n_jobs:}, before Hydra composes
 )
 from transformer_lab.callbacks import Interrupted, diverged_at_step
-from transformer_lab.console import metric_order, quiet_library_notices
+from transformer_lab.console import natural_key, quiet_library_notices
 from transformer_lab.hparams import metric_names, run_hparams, write_hparams
 from transformer_lab.learning_curve import CURVE_TAG, curve_metrics, read_scalars
 from transformer_lab.objective import check_optimized_metric, objective, worst_value
@@ -101,7 +101,7 @@ def summarize(module, datamodule, metrics: dict[str, float], n_samples: int) -> 
     table = Table(title="test metrics")
     table.add_column("metric")
     table.add_column("value", justify="right")
-    for key in sorted((k for k in metrics if k.startswith("test")), key=metric_order):
+    for key in sorted((k for k in metrics if k.startswith("test")), key=natural_key):
         table.add_row(key, f"{metrics[key]:.4f}")
     console.print(table)
     if n_samples <= 0:

@@ -12,17 +12,10 @@ from pathlib import Path
 from transformer_lab.callbacks.norm_comparison import grad_norm_by_layer_figure
 from transformer_lab.plotting import new_figure, save_png
 from transformer_lab.report.lengths import accuracy_by_length_figure
-from transformer_lab.report.runs import Run, Sweep, natural_key
+from transformer_lab.report.runs import Sweep, group_runs
 
 Figure = Callable[[Sweep, Path], list[tuple[str, str]]]
 COLOUR_KEY = "model.norm"  # the override the curves are coloured by, when it varies
-
-
-def _groups(runs: list[Run], keys: list[str]) -> dict[tuple[str, ...], list[Run]]:
-    groups: dict[tuple[str, ...], list[Run]] = {}
-    for run in runs:
-        groups.setdefault(tuple(run.overrides.get(k, "(default)") for k in keys), []).append(run)
-    return dict(sorted(groups.items(), key=lambda kv: [natural_key(v) for v in kv[0]]))
 
 
 def val_loss_curves(sweep: Sweep, folder: Path) -> list[tuple[str, str]]:
@@ -35,14 +28,14 @@ def val_loss_curves(sweep: Sweep, folder: Path) -> list[tuple[str, str]]:
     keys = sweep.config_keys
     colour_keys = [COLOUR_KEY] if COLOUR_KEY in keys else keys[:1]
     panel_keys = [k for k in keys if k not in colour_keys]
-    panels = _groups(runs, panel_keys)
-    colour_of = {value: f"C{i % 10}" for i, value in enumerate(_groups(runs, colour_keys))}
+    panels = group_runs(runs, panel_keys)
+    colour_of = {value: f"C{i % 10}" for i, value in enumerate(group_runs(runs, colour_keys))}
     columns = min(3, len(panels))
     rows = math.ceil(len(panels) / columns)
     figure = new_figure(4.2 * columns, 3.2 * rows + 0.4)
     axes = figure.subplots(rows, columns, squeeze=False, sharey=True).flatten()
     for ax, (panel, panel_runs) in zip(axes, panels.items(), strict=False):
-        for value, group in _groups(panel_runs, colour_keys).items():
+        for value, group in group_runs(panel_runs, colour_keys).items():
             for i, run in enumerate(group):
                 steps, values = zip(*run.scalars["val/loss"], strict=True)
                 label = ", ".join(value) if i == 0 and value else None

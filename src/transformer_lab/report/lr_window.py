@@ -21,30 +21,19 @@ from matplotlib.cm import ScalarMappable
 from matplotlib.colors import Normalize
 from matplotlib.patches import Rectangle
 
+from transformer_lab.console import natural_key
 from transformer_lab.plotting import new_figure, save_png
-from transformer_lab.report.runs import Run, Sweep, natural_key
+from transformer_lab.report.runs import NOT_SET, Run, Sweep, group_runs
 from transformer_lab.report.table import EMPTY, markdown, mean_std, steps_to_target
 
 LR_KEY = "model.lr"
 WARMUP_KEYS = ("model.schedule", "model.warmup_steps")  # what "warmup" means in a sweep
 METRIC = "val/seq_acc"
-NO_VALUE = "(default)"
 COLOURS = ScalarMappable(Normalize(0.0, 1.0), "viridis")  # val/seq_acc 0..1
 
 
-def _value(run: Run, key: str) -> str:
-    return run.overrides.get(key, NO_VALUE)
-
-
 def _sorted_values(runs: list[Run], key: str) -> list[str]:
-    return sorted({_value(r, key) for r in runs}, key=natural_key)
-
-
-def _cells(runs: list[Run], keys: list[str]) -> dict[tuple[str, ...], list[Run]]:
-    cells: dict[tuple[str, ...], list[Run]] = {}
-    for run in runs:
-        cells.setdefault(tuple(_value(run, k) for k in keys), []).append(run)
-    return cells
+    return sorted({r.overrides.get(key, NOT_SET) for r in runs}, key=natural_key)
 
 
 def score(runs: list[Run]) -> float | None:
@@ -76,9 +65,9 @@ def best_lr_table(sweep: Sweep, target: float) -> str | None:
         return None
     keys = [k for k in sweep.config_keys if k != LR_KEY]
     rows = []
-    configurations = _cells(sweep.runs, keys)
-    for config in sorted(configurations, key=lambda c: [natural_key(v) for v in c]):
-        by_lr = _cells(configurations[config], [LR_KEY])
+    configurations = group_runs(sweep.runs, keys)
+    for config in configurations:
+        by_lr = group_runs(configurations[config], [LR_KEY])
         scored = {lr: score(runs) for (lr,), runs in by_lr.items()}
         scored = {lr: s for lr, s in scored.items() if s is not None}
         if not scored:
@@ -130,14 +119,12 @@ def lr_heatmaps(sweep: Sweep, folder: Path, target: float = 0.9) -> list[tuple[s
     warmup_keys = [k for k in WARMUP_KEYS if k in sweep.config_keys]
     panel_keys = [k for k in sweep.config_keys if k != LR_KEY and k not in warmup_keys]
     lrs = _sorted_values(sweep.runs, LR_KEY)
-    columns = sorted(_cells(sweep.runs, warmup_keys),
-                     key=lambda c: [natural_key(v) for v in c])  # fmt: skip
-    panels = _cells(sweep.runs, panel_keys)
-    panel_names = sorted(panels, key=lambda c: [natural_key(v) for v in c])
+    columns = list(group_runs(sweep.runs, warmup_keys))
+    panels = group_runs(sweep.runs, panel_keys)
     figure = new_figure(1.6 + 1.5 * len(columns) * len(panels), 1.6 + 0.5 * len(lrs))
     axes = figure.subplots(1, len(panels), squeeze=False, sharey=True)[0]
-    for ax, panel in zip(axes, panel_names, strict=True):
-        cells = _cells(panels[panel], [LR_KEY, *warmup_keys])
+    for ax, panel in zip(axes, panels, strict=True):
+        cells = group_runs(panels[panel], [LR_KEY, *warmup_keys])
         for i, lr in enumerate(lrs):
             for j, column in enumerate(columns):
                 value, text, hatch = _cell_text(cells.get((lr, *column), []), target)

@@ -15,8 +15,11 @@ from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
 
+from transformer_lab.console import natural_key
 from transformer_lab.hparams import override_key
 from transformer_lab.learning_curve import Points, read_scalars
+
+NOT_SET = "(default)"  # the value of a key that a job did not override
 
 
 class NotASweep(ValueError):
@@ -69,12 +72,12 @@ def read_run(path: Path) -> Run:
     return Run(path, overrides, _read_json(path / "metrics.json"), _read_json(path / "failed.json"))
 
 
-def natural_key(value: str):
-    """Sort numbers by value and before words: 2 < 6 < 10 < post < pre."""
-    try:
-        return (0, float(value), value)
-    except ValueError:
-        return (1, 0.0, value)
+def group_runs(runs: list[Run], keys: list[str]) -> dict[tuple[str, ...], list[Run]]:
+    """``runs`` by their values of the override ``keys``, groups in natural order."""
+    groups: dict[tuple[str, ...], list[Run]] = {}
+    for run in runs:
+        groups.setdefault(tuple(run.overrides.get(k, NOT_SET) for k in keys), []).append(run)
+    return dict(sorted(groups.items(), key=lambda kv: [natural_key(v) for v in kv[0]]))
 
 
 @dataclass
@@ -93,9 +96,6 @@ class Sweep:
         """The overrides that make a configuration: all varying ones but the replicate key."""
         return [k for k in self.varying if k != self.replicate_key]
 
-    def config_of(self, run: Run) -> tuple[str, ...]:
-        return tuple(run.overrides.get(k, "(default)") for k in self.config_keys)
-
     @property
     def finished(self) -> list[Run]:
         return [r for r in self.runs if r.finished]
@@ -106,10 +106,7 @@ class Sweep:
 
     def configurations(self) -> dict[tuple[str, ...], list[Run]]:
         """Finished runs by configuration, configurations in natural order of their values."""
-        groups: dict[tuple[str, ...], list[Run]] = {}
-        for run in self.finished:
-            groups.setdefault(self.config_of(run), []).append(run)
-        return dict(sorted(groups.items(), key=lambda kv: [natural_key(v) for v in kv[0]]))
+        return group_runs(self.finished, self.config_keys)
 
     def architectures(self) -> dict[str, list[dict]]:
         """The finished runs' ``norm_comparison.json`` records by the model they measured.
