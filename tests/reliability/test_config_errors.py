@@ -6,6 +6,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+from transformer_lab.train import ConfigError, train
+
 TINY = ["data.train_size=256", "data.val_size=32", "data.test_size=32", "trainer.max_steps=2",
         "trainer.val_check_interval=2", "~callbacks.progress_bar", "samples=0"]  # fmt: skip
 
@@ -39,6 +41,11 @@ BAD_INPUTS = [
 ]
 
 
+# the true command line for one of each kind: a value the model refuses, a missing
+# checkpoint, and Hydra's own message for an unknown group option (raised while composing)
+ON_THE_COMMAND_LINE = [0, 15, 17]
+
+
 def run(tmp_path, overrides):
     command = [sys.executable, "-m", "transformer_lab.train", *TINY, *overrides,
                f"paths.outputs_root={tmp_path / 'outputs'}"]  # fmt: skip
@@ -49,18 +56,35 @@ def snapshot(root):
     return {p: p.read_bytes() for p in root.rglob("*") if p.is_file()}
 
 
+@pytest.mark.parametrize(
+    ("overrides", "fragments"),
+    BAD_INPUTS[:-1],  # the last fails while composing, before there is a config to train
+    ids=[" ".join(overrides) for overrides, _ in BAD_INPUTS[:-1]],
+)
+def test_each_bad_input_is_one_config_error_before_training(
+    compose_train, tmp_path, overrides, fragments
+):
+    cfg = compose_train([*TINY, *overrides, f"paths.outputs_root={tmp_path / 'outputs'}"])
+    with pytest.raises(ConfigError) as error:
+        train(cfg)
+    for fragment in fragments:
+        assert fragment in str(error.value), (overrides, fragment, str(error.value))
+    assert not list(tmp_path.rglob("*.ckpt")) and not list(tmp_path.rglob("events.out.*"))
+
+
 @pytest.mark.slow
-def test_each_bad_input_exits_nonzero_with_one_clear_message_before_training(tmp_path):
+def test_on_the_command_line_a_bad_input_is_one_message_and_loses_nothing(tmp_path):
     earlier = tmp_path / "outputs" / "runs" / "earlier"
     (earlier / "checkpoints").mkdir(parents=True)
     (earlier / "metrics.json").write_text('{"test/seq_acc": 1.0}\n')
     (earlier / "checkpoints" / "last.ckpt").write_bytes(b"an earlier run's checkpoint")
     before = snapshot(earlier)
+    cases = [BAD_INPUTS[i] for i in ON_THE_COMMAND_LINE]
 
     with ThreadPoolExecutor(max_workers=2) as pool:
-        results = list(pool.map(lambda case: run(tmp_path, case[0]), BAD_INPUTS))
+        results = list(pool.map(lambda case: run(tmp_path, case[0]), cases))
 
-    for (overrides, fragments), result in zip(BAD_INPUTS, results, strict=True):
+    for (overrides, fragments), result in zip(cases, results, strict=True):
         assert result.returncode != 0, overrides
         assert "Traceback" not in result.stderr, (overrides, result.stderr[-2000:])
         for fragment in fragments:

@@ -7,6 +7,7 @@ import json
 import numpy as np
 import pytest
 from matplotlib.image import imread
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 from torch.utils.tensorboard import SummaryWriter
 
 from transformer_lab.report import main
@@ -123,6 +124,9 @@ def test_the_report_has_the_window_section_and_a_heatmap_per_norm(sweep):
     assert has((0.827, 0.827, 0.827))  # lightgrey: a diverged cell
     height, width = image.shape[:2]
     assert width > 1.5 * height  # two panels side by side: post and pre
+    events = EventAccumulator(str(sweep / "report"))
+    events.Reload()
+    assert "report/lr_window" in events.Tags()["images"]  # in TensorBoard's run "report" too
 
 
 def test_a_sweep_that_keeps_the_lr_fixed_has_no_window(tmp_path):

@@ -42,3 +42,11 @@ def test_a_real_sweeps_report_has_the_section(tiny_sweep):
     text = write_report(sweep).read_text()
     assert "## Code and versions" in text
     assert "Every job ran transformer_lab" in text
+
+
+def test_a_code_that_many_jobs_ran_names_three_of_them_and_counts_them_all(tmp_path):
+    dirty = ENVIRONMENT | {"git_dirty": True}
+    jobs = {f"seed={i}": dirty for i in range(5)} | {"seed=9": ENVIRONMENT}
+    text = "\n".join(provenance_section(sweep_of(tmp_path, jobs)))
+    expected = "with changes: 5 jobs: `seed=0`, `seed=1`, `seed=2`, ..."
+    assert expected in text, text

@@ -63,11 +63,12 @@ def render(sweep: Sweep, target: float) -> tuple[str, list[tuple[str, str]]]:
                   "longest training source; the accuracy-vs-length figure below draws "
                   "these with the in-range lengths.", "", lengths]  # fmt: skip
     best_lrs = best_lr_table(sweep, target)
+    heatmaps = lr_heatmaps(sweep, sweep.path, target) if best_lrs else []
     if best_lrs:
         lines += ["", "## Learning-rate window", "",
                   "Best learning rate per configuration: the highest mean final `val/seq_acc` "
                   "over its runs, a diverged run counting as 0.", "", best_lrs]  # fmt: skip
-        for caption, file in lr_heatmaps(sweep, sweep.path, target):
+        for caption, file in heatmaps:
             lines += ["", f"{caption}:", "", f"![{caption}]({file})"]
     if sweep.unfinished:
         lines += ["", "## Not finished", "", *_unfinished_lines(sweep)]
@@ -82,7 +83,7 @@ def render(sweep: Sweep, target: float) -> tuple[str, list[tuple[str, str]]]:
                   "Mean squared change of the logits when every weight matrix gets noise "
                   "of its std times the configured perturbation (Liu et al., 2020), "
                   "per norm placement of the twins:", "", changes]  # fmt: skip
-    return "\n".join(lines) + "\n", figures
+    return "\n".join(lines) + "\n", heatmaps + figures
 
 
 def write_report(path: Path, target: float = 0.9, replicate_key: str = "seed") -> Path:

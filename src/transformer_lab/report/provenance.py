@@ -39,7 +39,7 @@ def provenance_section(sweep: Sweep) -> list[str]:
     if len(codes) > 1:
         lines += ["**Warning: the jobs of this sweep ran different code**; differences "
                   "between configurations may be differences between code:", ""]  # fmt: skip
-        lines += [f"- {_code(code)}: {', '.join(f'`{n}`' for n in names)}"
+        lines += [f"- {_code(code)}: {_names(names)}"
                   for code, names in sorted(codes.items(), key=str)]  # fmt: skip
     else:
         lines.append(f"Every job ran {_code(next(iter(codes)))}.")
@@ -54,3 +54,9 @@ def _cell(value) -> str:
         return ", ".join(value) or "none"
     return "?" if value is None else str(value)
 
+
+
+def _names(names: list[str], most: int = 3) -> str:
+    """The jobs of one code, at most ``most`` by name: a sweep has dozens."""
+    shown = ", ".join(f"`{n}`" for n in names[:most])
+    return shown if len(names) <= most else f"{len(names)} jobs: {shown}, ..."
