@@ -10,11 +10,24 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from transformer_lab.loss import token_nll
 from transformer_lab.metrics import StageMetrics
 from transformer_lab.model import Seq2SeqTransformer
 from transformer_lab.model.decoding import beam_search
 from transformer_lab.schedules import lr_multiplier
 from transformer_lab.tokens import FIRST_CONTENT, PAD
+
+
+def adamw(
+    module: nn.Module, lr: float, betas: tuple[float, float], weight_decay: float
+) -> torch.optim.AdamW:
+    """AdamW with weight decay on matrices only, not on biases or norms' gains."""
+    params = [p for p in module.parameters() if p.requires_grad]
+    groups = [
+        {"params": [p for p in params if p.dim() >= 2], "weight_decay": weight_decay},
+        {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0},
+    ]
+    return torch.optim.AdamW(groups, lr=lr, betas=tuple(betas))
 
 
 class Seq2SeqLitModule(L.LightningModule):
@@ -95,12 +108,7 @@ class Seq2SeqLitModule(L.LightningModule):
 
     def training_step(self, batch: dict[str, torch.Tensor], batch_idx: int) -> torch.Tensor:
         logits = self.model(batch["src"], batch["tgt_in"])  # [B, T, V]
-        loss = F.cross_entropy(
-            logits.flatten(0, 1),
-            batch["tgt_out"].flatten(),
-            ignore_index=PAD,
-            label_smoothing=self.hparams.label_smoothing,
-        )
+        loss = token_nll(logits, batch["tgt_out"], self.hparams.label_smoothing)
         if self._logger_writes_this_step():
             self.log("train/loss", loss, prog_bar=True, batch_size=batch["src"].size(0))
             # one tag for the learning rate (LearningRateMonitor would split it per group)
@@ -121,17 +129,9 @@ class Seq2SeqLitModule(L.LightningModule):
         return every > 0 and (self.global_step + 1) % every == 0
 
     def configure_optimizers(self):
-        """AdamW with weight decay on matrices only (not biases, norms' gains), stepped LR."""
-        decay = [p for p in self.parameters() if p.requires_grad and p.dim() >= 2]
-        no_decay = [p for p in self.parameters() if p.requires_grad and p.dim() < 2]
-        optimizer = torch.optim.AdamW(
-            [
-                {"params": decay, "weight_decay": self.hparams.weight_decay},
-                {"params": no_decay, "weight_decay": 0.0},
-            ],
-            lr=self.hparams.lr,
-            betas=tuple(self.hparams.betas),
-        )
+        """:func:`adamw` with the configured learning rate, stepped by the schedule."""
+        hp = self.hparams
+        optimizer = adamw(self, hp.lr, hp.betas, hp.weight_decay)
         multiplier = lr_multiplier(self.hparams.schedule, self.hparams.warmup_steps)
         scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, multiplier)
         return {
@@ -145,7 +145,7 @@ class Seq2SeqLitModule(L.LightningModule):
         src, tgt_out = batch["src"], batch["tgt_out"]
         logits = self.model(src, batch["tgt_in"])
         labels = tgt_out.flatten()
-        nll = F.cross_entropy(logits.flatten(0, 1), labels, ignore_index=PAD, reduction="sum")
+        nll = token_nll(logits, tgt_out, reduction="sum")
         if self.beam_size == 1:
             predicted = self.model.generate(src, max_new_tokens=tgt_out.size(1))
         else:

@@ -9,13 +9,15 @@ tokens, so tokens per step is ``batch * length`` target positions on every side 
 comparison.
 """
 
+import inspect
 from dataclasses import dataclass
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 
-from transformer_lab.tokens import BOS, FIRST_CONTENT, PAD
+from transformer_lab import lit_module
+from transformer_lab.loss import token_nll
+from transformer_lab.tokens import BOS, FIRST_CONTENT
 
 
 @dataclass(frozen=True)
@@ -65,14 +67,16 @@ def random_batch(size: Size, seed: int = 0) -> dict[str, torch.Tensor]:
 
 
 def adamw(model: nn.Module) -> torch.optim.Optimizer:
-    """The main job's optimizer settings (``conf/model/transformer.yaml``)."""
-    return torch.optim.AdamW(model.parameters(), lr=1e-3, betas=(0.9, 0.98), weight_decay=0.01)
+    """The main job's optimizer, taken from the LightningModule (its parameter groups and its
+    default settings, which ``conf/model/transformer.yaml`` repeats), so it cannot drift."""
+    defaults = inspect.signature(lit_module.Seq2SeqLitModule).parameters
+    settings = {name: defaults[name].default for name in ("lr", "betas", "weight_decay")}
+    return lit_module.adamw(model, **settings)
 
 
 def loss(model: nn.Module, batch: dict) -> torch.Tensor:
     """Token cross-entropy over non-PAD labels, as the main job trains."""
-    logits = model(batch["src"], batch["tgt_in"])  # [B, T, V]
-    return F.cross_entropy(logits.flatten(0, 1), batch["tgt_out"].flatten(), ignore_index=PAD)
+    return token_nll(model(batch["src"], batch["tgt_in"]), batch["tgt_out"])
 
 
 def train_step(model: nn.Module, optimizer: torch.optim.Optimizer, batch: dict) -> None:

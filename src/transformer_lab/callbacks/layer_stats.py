@@ -17,12 +17,8 @@ hooked or copied.
 import lightning as L
 import torch
 
-from transformer_lab.callbacks.stacks import stacks
+from transformer_lab.callbacks.stacks import global_norm, stacks
 from transformer_lab.plotting import log_scalars
-
-
-def _norm(tensors) -> float:
-    return torch.linalg.vector_norm(torch.stack([t.norm() for t in tensors])).item()
 
 
 class LayerStats(L.Callback):
@@ -59,7 +55,7 @@ class LayerStats(L.Callback):
             return
         for name, layer in self._layers(pl_module):
             params = [p for p in layer.parameters() if p.grad is not None]
-            self._metrics[f"norm/grad/{name}"] = _norm([p.grad for p in params])
+            self._metrics[f"norm/grad/{name}"] = global_norm([p.grad for p in params])
             self._before[name] = [p.detach().clone() for p in layer.parameters()]
 
     def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx) -> None:
@@ -73,8 +69,8 @@ class LayerStats(L.Callback):
             if before is None:  # no optimizer step this batch (e.g. gradient accumulation)
                 continue
             after = list(layer.parameters())
-            change = _norm([a.detach() - b for a, b in zip(after, before, strict=True)])
-            self._metrics[f"norm/update/{name}"] = change / _norm(before)
+            change = global_norm([a.detach() - b for a, b in zip(after, before, strict=True)])
+            self._metrics[f"norm/update/{name}"] = change / global_norm(before)
         if trainer.is_global_zero:
             log_scalars(trainer, self._metrics, step=self._step)
         self._metrics, self._step = {}, None

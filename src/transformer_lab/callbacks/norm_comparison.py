@@ -22,14 +22,19 @@ from pathlib import Path
 
 import lightning as L
 import torch
-import torch.nn.functional as F
 from lightning.pytorch.utilities import rank_zero_only
 
-from transformer_lab.callbacks.stacks import STACKS, WEIGHT_GROUPS, stacks, weight_groups
+from transformer_lab.callbacks.stacks import (
+    STACKS,
+    WEIGHT_GROUPS,
+    global_norm,
+    stacks,
+    weight_groups,
+)
+from transformer_lab.loss import token_nll
 from transformer_lab.model import Seq2SeqTransformer
 from transformer_lab.model.residual import NORM_PLACEMENTS
 from transformer_lab.plotting import log_scalars, new_figure, publish
-from transformer_lab.tokens import PAD
 
 log = logging.getLogger(__name__)
 GradNorms = dict[str, dict[str, dict[str, list[float]]]]  # placement -> stack -> group -> [layer]
@@ -39,10 +44,6 @@ def model_kwargs(hparams) -> dict:
     """The :class:`Seq2SeqTransformer` arguments among a LightningModule's hyper-parameters."""
     names = inspect.signature(Seq2SeqTransformer).parameters
     return {name: value for name, value in hparams.items() if name in names}
-
-
-def _grad_norm(params) -> float:
-    return torch.linalg.vector_norm(torch.stack([p.grad.norm() for p in params])).item()
 
 
 @torch.no_grad()
@@ -68,14 +69,15 @@ def measure_twins(kwargs: dict, placements, batch, perturbation: float, device="
         for placement in placements:
             twin = Seq2SeqTransformer(**{**kwargs, "norm": placement}).to(device).eval()
             logits = twin(batch["src"], batch["tgt_in"])  # [B, T, V]
-            loss = F.cross_entropy(
-                logits.flatten(0, 1), batch["tgt_out"].flatten(), ignore_index=PAD
-            )
+            loss = token_nll(logits, batch["tgt_out"])
             loss.backward()
             results["loss"][placement] = loss.item()
             results["grad_norm"][placement] = {
                 stack: {
-                    group: [_grad_norm(weight_groups(layer)[group]) for layer in layers]
+                    group: [
+                        global_norm([p.grad for p in weight_groups(layer)[group]])
+                        for layer in layers
+                    ]
                     for group in weight_groups(layers[0])
                 }
                 for stack, layers in stacks(twin).items()

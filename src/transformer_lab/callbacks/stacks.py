@@ -4,6 +4,7 @@ Layers are numbered from 0, like ``model.encoder_layers[i]``, so ``norm/grad/enc
 is ``model.encoder_layers[3]``.
 """
 
+import torch
 from torch import nn
 
 from transformer_lab.model import Seq2SeqTransformer
@@ -27,3 +28,8 @@ def weight_groups(layer: nn.Module) -> dict[str, list[nn.Parameter]]:
         if hasattr(layer, name):
             groups[name] = [p for n, p in getattr(layer, name).named_parameters() if "weight" in n]
     return groups
+
+
+def global_norm(tensors: list[torch.Tensor]) -> float:
+    """The L2 norm of ``tensors`` taken as one vector (as gradient clipping measures it)."""
+    return torch.linalg.vector_norm(torch.stack([t.norm() for t in tensors])).item()
