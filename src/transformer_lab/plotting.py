@@ -7,10 +7,12 @@ backend), no window opens on a headless machine, and a figure needs no closing.
 The TensorBoard image and the PNG have the same pixels: ``size_inches * dpi``.
 """
 
+import functools
 from pathlib import Path
 
 import lightning as L
 import numpy as np
+from lightning.pytorch.utilities import rank_zero_only
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.image import imsave
@@ -54,3 +56,17 @@ def log_scalars(trainer: L.Trainer, metrics: dict[str, float], step: int) -> Non
     """Write ``metrics`` at ``step`` to every logger, outside Lightning's ``log_every_n_steps``."""
     for logger in trainer.loggers:
         logger.log_metrics(metrics, step=step)
+
+
+def figure_hook(method):
+    """A callback hook that draws: it runs on global rank zero only, where Lightning's loggers
+    write, and not at all in a ``fast_dev_run``, a smoke test (as Lightning's own checkpoints
+    and monitors do)."""
+
+    @functools.wraps(method)
+    @rank_zero_only
+    def hook(self, trainer: L.Trainer, *args, **kwargs):
+        if not trainer.fast_dev_run:
+            method(self, trainer, *args, **kwargs)
+
+    return hook

@@ -16,9 +16,8 @@ from pathlib import Path
 import lightning as L
 import torch
 from lightning.pytorch.trainer.states import TrainerFn
-from lightning.pytorch.utilities import rank_zero_only
 
-from transformer_lab.plotting import new_figure, publish
+from transformer_lab.plotting import figure_hook, new_figure, publish
 from transformer_lab.tokens import PAD, SPECIAL_NAMES
 
 # kind -> (what the queries are, what the keys are)
@@ -93,10 +92,8 @@ class AttentionMaps(L.Callback):
         if self._drawn_at_step != trainer.global_step:  # always end on the trained model
             self.draw(trainer, pl_module)
 
-    @rank_zero_only
+    @figure_hook
     def draw(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
-        if trainer.fast_dev_run:  # a smoke test, like Lightning's own checkpoints and monitors
-            return
         batch = trainer.datamodule.sample(self.split, self.num_examples)
         src, tgt_in = batch["src"].to(pl_module.device), batch["tgt_in"].to(pl_module.device)
         was_training = pl_module.training

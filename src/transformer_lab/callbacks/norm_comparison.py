@@ -22,7 +22,6 @@ from pathlib import Path
 
 import lightning as L
 import torch
-from lightning.pytorch.utilities import rank_zero_only
 
 from transformer_lab.callbacks.stacks import (
     STACKS,
@@ -34,7 +33,7 @@ from transformer_lab.callbacks.stacks import (
 from transformer_lab.loss import token_nll
 from transformer_lab.model import Seq2SeqTransformer
 from transformer_lab.model.residual import NORM_PLACEMENTS
-from transformer_lab.plotting import log_scalars, new_figure, publish
+from transformer_lab.plotting import figure_hook, log_scalars, new_figure, publish
 
 log = logging.getLogger(__name__)
 GradNorms = dict[str, dict[str, dict[str, list[float]]]]  # placement -> stack -> group -> [layer]
@@ -131,10 +130,8 @@ class NormComparison(L.Callback):
         self.batch_size = batch_size
         self.perturbation = perturbation
 
-    @rank_zero_only
+    @figure_hook
     def on_fit_start(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
-        if trainer.fast_dev_run:  # a smoke test, like Lightning's own checkpoints and monitors
-            return
         kwargs = model_kwargs(pl_module.hparams)
         if kwargs.get("init_seed") is None:  # the run drew from the global RNG; twins need a seed
             kwargs["init_seed"] = 0

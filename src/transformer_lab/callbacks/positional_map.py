@@ -20,7 +20,6 @@ from pathlib import Path
 
 import lightning as L
 import torch
-from lightning.pytorch.utilities import rank_zero_only
 
 from transformer_lab.model.positional import (
     POSITIONAL_ENCODINGS,
@@ -31,7 +30,7 @@ from transformer_lab.model.positional import (
     Sinusoidal,
     rotate,
 )
-from transformer_lab.plotting import new_figure, publish
+from transformer_lab.plotting import figure_hook, new_figure, publish
 
 log = logging.getLogger(__name__)
 
@@ -94,10 +93,8 @@ class PositionalMap(L.Callback):
         if isinstance(pl_module.model.src_pos, Learned):
             self.draw(trainer, pl_module)
 
-    @rank_zero_only
+    @figure_hook
     def draw(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
-        if trainer.fast_dev_run:  # a smoke test, like Lightning's own checkpoints and monitors
-            return
         pos = pl_module.model.src_pos
         name = next(n for n, cls in POSITIONAL_ENCODINGS.items() if type(pos) is cls)
         figure = positional_figure(pos, self.max_positions)
