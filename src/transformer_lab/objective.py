@@ -13,10 +13,17 @@ import sys
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
-# val/seq_acc, test/loss, test_long/token_acc, val/seq_acc_best, ...
-METRIC_PATTERN = re.compile(r"^(val|test|test_long)/(loss|ppl|token_acc|seq_acc)(_best)?$")
+# val/seq_acc, test/loss, test_long/token_acc, ..., and the best val/seq_acc of the run
+METRIC_PATTERN = re.compile(
+    r"^(?:(?:val|test|test_long)/(loss|ppl|token_acc|seq_acc)|val/(seq_acc)_best)$"
+)
 HIGHER_IS_BETTER = ("token_acc", "seq_acc")  # fractions in [0, 1]: the worst is 0
 WORST_LOSS = 1e9  # loss and ppl: finite, and worse than any run that trained at all
+
+
+def _kind(match: re.Match) -> str:
+    """``loss``, ``ppl``, ``token_acc`` or ``seq_acc``."""
+    return match.group(1) or match.group(2)
 
 
 def check_optimized_metric(name: str, direction: str | None = None) -> None:
@@ -25,9 +32,9 @@ def check_optimized_metric(name: str, direction: str | None = None) -> None:
     if not match:
         raise ValueError(
             f"optimized_metric={name!r} is not a metric a run reports; allowed: "
-            "<val|test|test_long>/<loss|ppl|token_acc|seq_acc>, e.g. val/seq_acc"
+            "<val|test|test_long>/<loss|ppl|token_acc|seq_acc> or val/seq_acc_best"
         )
-    natural = "maximize" if match.group(2) in HIGHER_IS_BETTER else "minimize"
+    natural = "maximize" if _kind(match) in HIGHER_IS_BETTER else "minimize"
     if direction is not None and direction != natural:
         raise ValueError(
             f"optimized_metric={name} is to {natural}, but hydra.sweeper.direction="
@@ -37,7 +44,7 @@ def check_optimized_metric(name: str, direction: str | None = None) -> None:
 
 def worst_value(name: str) -> float:
     match = METRIC_PATTERN.match(name)
-    lower_is_better = match is not None and match.group(2) not in HIGHER_IS_BETTER
+    lower_is_better = match is not None and _kind(match) not in HIGHER_IS_BETTER
     return WORST_LOSS if lower_is_better else 0.0
 
 

@@ -30,6 +30,8 @@ def test_a_misspelt_metric_or_a_wrong_direction_is_one_clear_error():
     check_optimized_metric("val/seq_acc_best", "maximize")
     with pytest.raises(ValueError, match=r"optimized_metric='val/acc' is not a metric"):
         check_optimized_metric("val/acc")
+    with pytest.raises(ValueError, match=r"'val/loss_best' is not a metric"):  # no such value
+        check_optimized_metric("val/loss_best")
     with pytest.raises(ValueError, match=r"allowed: hydra.sweeper.direction=minimize"):
         check_optimized_metric("val/loss", "maximize")
 
