@@ -176,7 +176,8 @@ def train(cfg: DictConfig) -> dict[str, float]:
     if diverged_at is None:
         trainer.test(module, datamodule=datamodule, verbose=False)
     metrics |= {k: float(v) for k, v in trainer.callback_metrics.items() if k.startswith("test")}
-    metrics["diverged"] = float(diverged_at is not None)
+    diverged = diverged_at is not None
+    metrics["diverged"] = float(diverged)  # for the sweeper's objective
 
     if trainer.is_global_zero:
         for logger in trainer.loggers:
@@ -186,9 +187,9 @@ def train(cfg: DictConfig) -> dict[str, float]:
         record = dict(sorted(metrics.items()))
         record |= {"global_step": trainer.global_step, "train_seconds": round(train_seconds, 1)}
         record["torch_threads"] = torch.get_num_threads()  # pinned in a parallel sweep
-        record |= {"diverged": diverged_at is not None, "diverged_at_step": diverged_at}
+        record |= {"diverged": diverged, "diverged_at_step": diverged_at}
         (output_dir / "metrics.json").write_text(json.dumps(record, indent=2) + "\n")
-        run = {"run/diverged": float(diverged_at is not None), "run/train_seconds": train_seconds}
+        run = {"run/diverged": metrics["diverged"], "run/train_seconds": train_seconds}
         params, overridden = run_hparams(cfg, HydraConfig.get().overrides.task)
         write_hparams(trainer, params, overridden, metric_names(cfg), curve | run)
         summarize(module, datamodule, metrics, cfg.samples)
