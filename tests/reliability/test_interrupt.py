@@ -7,32 +7,28 @@ import re
 import shlex
 import signal
 import subprocess
-import sys
 import time
 
 import pytest
 import torch
 
-RUN = [
-    "experiment=smoke",
-    "data.train_size=384",  # 12 batches per epoch: the signal lands mid-epoch
-    "model.dropout=0.1",  # dropout draws from the RNG: the resume must restore it
-    "model.warmup_steps=10",
-    "trainer.max_steps=40",
-    "trainer.val_check_interval=20",
-    "trainer.deterministic=true",
-    "callbacks.last_checkpoint.every_n_train_steps=1000",  # no periodic save: the signal's
-    "~callbacks.progress_bar",
-    "~callbacks.norm_comparison",
-]
+# no periodic save: the signal's own last.ckpt is the only one
+ONLY_THE_SIGNAL_SAVES = ["callbacks.last_checkpoint.every_n_train_steps=1000",
+                         "~callbacks.norm_comparison"]  # fmt: skip
+
+
+@pytest.fixture
+def run(resumable_command):
+    """``run(outputs_root) -> argv`` of the run these tests stop."""
+    return lambda outputs_root: resumable_command(outputs_root, *ONLY_THE_SIGNAL_SAVES)
+
+
 LINE = re.compile(r"^(SIGINT|SIGTERM) at step (\d+): saved (.+); resume with: (.+)$", re.M)
 
 
-def start(outputs_root, cwd, env):
+def start(command, cwd, env):
     """The job as a terminal would run it: SIGINT at its default (a process started in the
     background by a shell, as CI may start pytest, would otherwise inherit SIG_IGN)."""
-    command = [sys.executable, "-m", "transformer_lab.train", *RUN,
-               f"paths.outputs_root={outputs_root}"]  # fmt: skip
     return subprocess.Popen(
         command, cwd=cwd, env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
@@ -53,13 +49,13 @@ def signal_after_first_validation(process, outputs_root, signum) -> str:
 
 @pytest.mark.slow
 def test_ctrl_c_saves_the_step_reached_and_the_printed_command_resumes_it_exactly(
-    tmp_path, one_thread_env
+    tmp_path, one_thread_env, run
 ):
     straight_root, stopped_root = tmp_path / "straight", tmp_path / "stopped"
-    straight = start(straight_root, tmp_path, one_thread_env)
+    straight = start(run(straight_root), tmp_path, one_thread_env)
     assert straight.wait(timeout=300) == 0, straight.stdout.read()
 
-    process = start(stopped_root, tmp_path, one_thread_env)
+    process = start(run(stopped_root), tmp_path, one_thread_env)
     output = signal_after_first_validation(process, stopped_root, signal.SIGINT)
     assert process.returncode == 130, output
     (line,) = LINE.findall(output)
@@ -93,8 +89,8 @@ def test_ctrl_c_saves_the_step_reached_and_the_printed_command_resumes_it_exactl
 
 
 @pytest.mark.slow
-def test_sigterm_saves_the_step_reached_and_exits_143(tmp_path, one_thread_env):
-    process = start(tmp_path / "outputs", tmp_path, one_thread_env)
+def test_sigterm_saves_the_step_reached_and_exits_143(tmp_path, one_thread_env, run):
+    process = start(run(tmp_path / "outputs"), tmp_path, one_thread_env)
     output = signal_after_first_validation(process, tmp_path / "outputs", signal.SIGTERM)
     assert process.returncode == 143, output
     (line,) = LINE.findall(output)

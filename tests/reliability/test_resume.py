@@ -4,29 +4,13 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 
 import pytest
 import torch
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-RUN = [
-    "experiment=smoke",
-    "data.train_size=384",  # 12 batches per epoch: the kill lands mid-epoch
-    "model.dropout=0.1",  # dropout draws from the RNG: the resume must restore it
-    "model.warmup_steps=10",
-    "trainer.max_steps=40",
-    "trainer.val_check_interval=20",
-    "trainer.deterministic=true",
-    "callbacks.last_checkpoint.every_n_train_steps=5",
-    "~callbacks.progress_bar",
-]
-
-
-def command(outputs_root, *extra):
-    return [sys.executable, "-m", "transformer_lab.train", *RUN, *extra,
-            f"paths.outputs_root={outputs_root}"]  # fmt: skip
+SAVE_OFTEN = "callbacks.last_checkpoint.every_n_train_steps=5"  # a kill loses little
 
 
 def only_run(outputs_root):
@@ -39,11 +23,15 @@ def final_weights(run):
 
 
 @pytest.mark.slow
-def test_sigkilled_run_resumed_with_ckpt_path_last_matches_an_uninterrupted_run(tmp_path):
+def test_sigkilled_run_resumed_with_ckpt_path_last_matches_an_uninterrupted_run(
+    tmp_path, resumable_command
+):
     straight_root, killed_root = tmp_path / "straight", tmp_path / "killed"
-    subprocess.run(command(straight_root), cwd=tmp_path, check=True, capture_output=True)
+    straight_run = resumable_command(straight_root, SAVE_OFTEN)
+    subprocess.run(straight_run, cwd=tmp_path, check=True, capture_output=True)
 
-    process = subprocess.Popen(command(killed_root), cwd=tmp_path, stdout=subprocess.DEVNULL,
+    killed_run = resumable_command(killed_root, SAVE_OFTEN)
+    process = subprocess.Popen(killed_run, cwd=tmp_path, stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL)  # fmt: skip
     deadline = time.monotonic() + 300
     while not list(killed_root.glob("runs/*/checkpoints/last.ckpt")):
@@ -57,7 +45,7 @@ def test_sigkilled_run_resumed_with_ckpt_path_last_matches_an_uninterrupted_run(
     assert 0 < resumed_from["global_step"] < 40
     assert not (killed / "metrics.json").exists()
 
-    subprocess.run(command(killed_root, "ckpt_path=last"), cwd=tmp_path, check=True,
+    subprocess.run([*killed_run, "ckpt_path=last"], cwd=tmp_path, check=True,
                    capture_output=True)  # fmt: skip
     assert only_run(killed_root) == killed  # the resume left no folder of its own
     straight = only_run(straight_root)
