@@ -1,0 +1,61 @@
+"""The learning-rate schedules, read from the optimizer the module configures (so what is
+tested is what a run steps through), against the formulas they claim to be."""
+
+import math
+
+import pytest
+
+from transformer_lab.lit_module import Seq2SeqLitModule
+
+LR, WARMUP, D_MODEL = 2e-3, 40, 32
+
+
+def learning_rates(schedule: str, steps: int, warmup: int = WARMUP) -> list[float]:
+    """The learning rate of each update 1..steps, as the configured scheduler sets it."""
+    module = Seq2SeqLitModule(16, 16, d_model=D_MODEL, num_heads=2, num_encoder_layers=1,
+                              num_decoder_layers=1, d_ff=32, lr=LR, schedule=schedule,
+                              warmup_steps=warmup)  # fmt: skip
+    configured = module.configure_optimizers()
+    optimizer, scheduler = configured["optimizer"], configured["lr_scheduler"]["scheduler"]
+    rates = []
+    for _ in range(steps):
+        rates.append(optimizer.param_groups[0]["lr"])
+        optimizer.step()
+        scheduler.step()
+    return rates
+
+
+def test_noam_peaks_at_the_configured_lr_on_the_warmup_step():
+    rates = learning_rates("noam", 4 * WARMUP)
+    peak_step = max(range(len(rates)), key=rates.__getitem__) + 1
+    assert peak_step == WARMUP
+    assert rates[WARMUP - 1] == pytest.approx(LR, rel=1e-12)
+    assert rates[0] == pytest.approx(LR / WARMUP)  # linear on the way up
+    assert rates[4 * WARMUP - 1] == pytest.approx(LR / 2)  # sqrt(warmup / step) after
+
+
+def test_noam_is_the_papers_formula_scaled_to_the_peak():
+    """Vaswani et al.: d_model^-0.5 * min(step^-0.5, step * warmup^-1.5), times one constant."""
+    rates = learning_rates("noam", 3 * WARMUP)
+    paper = [D_MODEL**-0.5 * min(s**-0.5, s * WARMUP**-1.5) for s in range(1, 3 * WARMUP + 1)]
+    ratios = [rate / value for rate, value in zip(rates, paper, strict=True)]
+    assert max(ratios) == pytest.approx(min(ratios), rel=1e-9)
+    assert ratios[0] == pytest.approx(LR * math.sqrt(D_MODEL * WARMUP))
+
+
+def test_linear_warmup_rises_to_the_lr_and_stays():
+    rates = learning_rates("linear_warmup", 2 * WARMUP)
+    assert rates[:3] == pytest.approx([LR / WARMUP, 2 * LR / WARMUP, 3 * LR / WARMUP])
+    assert rates[WARMUP - 1 :] == pytest.approx([LR] * (WARMUP + 1))
+
+
+def test_constant_and_zero_warmup_start_at_the_lr():
+    assert learning_rates("constant", 5) == pytest.approx([LR] * 5)
+    assert learning_rates("noam", 3, warmup=0) == pytest.approx([LR, LR / 2**0.5, LR / 3**0.5])
+
+
+@pytest.mark.parametrize(("schedule", "warmup", "named"),
+                         [("cosine", 10, "schedule='cosine'"), ("noam", -1, "warmup_steps")])  # fmt: skip
+def test_a_bad_schedule_is_refused_when_the_module_is_built(schedule, warmup, named):
+    with pytest.raises(ValueError, match=named):
+        learning_rates(schedule, 1, warmup)
