@@ -131,10 +131,8 @@ def check_launcher(cfg: DictConfig) -> None:
         )
 
 
-def train(cfg: DictConfig) -> dict[str, float]:
-    """Fit, validate and test; the final metrics, ``diverged`` 1.0 or 0.0 among them."""
-    started = environment.collect()
-    started_in = output_dir = Path(HydraConfig.get().runtime.output_dir)
+def check_run_settings(cfg: DictConfig) -> None:
+    """The settings that belong to the run rather than to a part it builds."""
     check_launcher(cfg)
     if not 0.0 < cfg.target_seq_acc <= 1.0:
         raise ConfigError(f"target_seq_acc={cfg.target_seq_acc}; allowed: 0 < target_seq_acc <= 1")
@@ -142,26 +140,76 @@ def train(cfg: DictConfig) -> dict[str, float]:
         check_optimized_metric(cfg.optimized_metric)
     except ValueError as error:
         raise ConfigError(str(error)) from None
+
+
+def resume_point(cfg: DictConfig, output_dir: Path) -> tuple[Path | None, Path]:
+    """The checkpoint to resume from (None: a fresh start) and the folder the run writes
+    to: the resumed run's own, so its TensorBoard curves go on in one place."""
     try:
         checkpoint = resolve_checkpoint(cfg)
     except CheckpointNotFound as error:
         raise ConfigError(str(error)) from None
     resumed_run = checkpoint and run_folder_of(checkpoint)
-    if resumed_run:  # keep writing where the checkpoint's run wrote
-        output_dir = resumed_run
-        cfg.paths.output_dir = str(resumed_run)
-        log.info("resuming %s from %s", resumed_run, checkpoint)
-        quiet_resume_warnings()
+    if not resumed_run:
+        return checkpoint, output_dir
+    cfg.paths.output_dir = str(resumed_run)
+    log.info("resuming %s from %s", resumed_run, checkpoint)
+    quiet_resume_warnings()
+    return checkpoint, resumed_run
+
+
+def open_run_folder(cfg: DictConfig, trainer, output_dir: Path, started_in: Path, started) -> None:
+    """What the run folder holds before the first step: the resolved config and the record
+    of what runs it. DDP ranks share the folder; rank zero alone calls this."""
+    if trainer.world_size == 1:  # extra DDP ranks would start in Hydra's new folder
+        continue_in(output_dir, started_in)
+    (output_dir / "config_resolved.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))
+    environment.write(output_dir, started)
+    environment.add_to_tensorboard(trainer.loggers, started)
+    log.info("outputs: %s", output_dir.resolve())
+    log.info("tensorboard: tensorboard --logdir %s", output_dir.resolve())
+
+
+def final_metrics(trainer, module, datamodule, diverged_at: int | None) -> dict[str, float]:
+    """val/* of the final weights and test*/* unless the run diverged (then there is
+    nothing more to evaluate: divergence is the result), with ``diverged`` 1.0 or 0.0."""
+    if diverged_at is None and module.validated_at_step != trainer.global_step:
+        trainer.validate(module, datamodule=datamodule, verbose=False)  # curves end on a val
+    metrics = {k: float(v) for k, v in trainer.callback_metrics.items() if k.startswith("val/")}
+    if diverged_at is None:
+        trainer.test(module, datamodule=datamodule, verbose=False)
+    metrics |= {k: float(v) for k, v in trainer.callback_metrics.items() if k.startswith("test")}
+    metrics["diverged"] = float(diverged_at is not None)  # for the sweeper's objective
+    return metrics
+
+
+def record_run(cfg, trainer, output_dir: Path, metrics: dict, diverged_at, train_seconds) -> None:
+    """metrics.json and the HPARAMS entry, both with what the val/seq_acc curve says (the
+    best value, the steps to the target), read back from the run's own events."""
+    for logger in trainer.loggers:
+        logger.save()  # the events on disk, to read the val/seq_acc curve back
+    curve = curve_metrics(read_scalars(output_dir).get(CURVE_TAG, []), cfg.target_seq_acc)
+    metrics |= curve
+    record = dict(sorted(metrics.items()))
+    record |= {"global_step": trainer.global_step, "train_seconds": round(train_seconds, 1)}
+    record["torch_threads"] = torch.get_num_threads()  # pinned in a parallel sweep
+    record |= {"diverged": diverged_at is not None, "diverged_at_step": diverged_at}
+    (output_dir / "metrics.json").write_text(json.dumps(record, indent=2) + "\n")
+    run = {"run/diverged": metrics["diverged"], "run/train_seconds": train_seconds}
+    params, overridden = run_hparams(cfg, HydraConfig.get().overrides.task)
+    write_hparams(trainer, params, overridden, metric_names(cfg), curve | run)
+
+
+def train(cfg: DictConfig) -> dict[str, float]:
+    """Fit, validate and test; the final metrics, ``diverged`` 1.0 or 0.0 among them."""
+    started = environment.collect()
+    started_in = Path(HydraConfig.get().runtime.output_dir)
+    check_run_settings(cfg)
+    checkpoint, output_dir = resume_point(cfg, started_in)
     L.seed_everything(cfg.seed, workers=True)
     datamodule, module, trainer = build(cfg)
-    if trainer.is_global_zero:  # DDP ranks share the run folder; one of them writes
-        if trainer.world_size == 1:  # extra DDP ranks would start in Hydra's new folder
-            continue_in(output_dir, started_in)
-        (output_dir / "config_resolved.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))
-        environment.write(output_dir, started)
-        environment.add_to_tensorboard(trainer.loggers, started)
-        log.info("outputs: %s", output_dir.resolve())
-        log.info("tensorboard: tensorboard --logdir %s", output_dir.resolve())
+    if trainer.is_global_zero:
+        open_run_folder(cfg, trainer, output_dir, started_in, started)
 
     start = time.perf_counter()
     try:
@@ -169,29 +217,10 @@ def train(cfg: DictConfig) -> dict[str, float]:
     except Interrupted as stop:  # Ctrl-C or SIGTERM, last.ckpt saved at the step reached
         exit_interrupted(stop, trainer.is_global_zero)
     train_seconds = time.perf_counter() - start
-    diverged_at = diverged_at_step(trainer)  # a result: recorded, nothing more to evaluate
-    if diverged_at is None and module.validated_at_step != trainer.global_step:
-        trainer.validate(module, datamodule=datamodule, verbose=False)  # curves end on a val
-    metrics = {k: float(v) for k, v in trainer.callback_metrics.items() if k.startswith("val/")}
-    if diverged_at is None:
-        trainer.test(module, datamodule=datamodule, verbose=False)
-    metrics |= {k: float(v) for k, v in trainer.callback_metrics.items() if k.startswith("test")}
-    diverged = diverged_at is not None
-    metrics["diverged"] = float(diverged)  # for the sweeper's objective
-
+    diverged_at = diverged_at_step(trainer)
+    metrics = final_metrics(trainer, module, datamodule, diverged_at)
     if trainer.is_global_zero:
-        for logger in trainer.loggers:
-            logger.save()  # the events on disk, to read the val/seq_acc curve back
-        curve = curve_metrics(read_scalars(output_dir).get(CURVE_TAG, []), cfg.target_seq_acc)
-        metrics |= curve
-        record = dict(sorted(metrics.items()))
-        record |= {"global_step": trainer.global_step, "train_seconds": round(train_seconds, 1)}
-        record["torch_threads"] = torch.get_num_threads()  # pinned in a parallel sweep
-        record |= {"diverged": diverged, "diverged_at_step": diverged_at}
-        (output_dir / "metrics.json").write_text(json.dumps(record, indent=2) + "\n")
-        run = {"run/diverged": metrics["diverged"], "run/train_seconds": train_seconds}
-        params, overridden = run_hparams(cfg, HydraConfig.get().overrides.task)
-        write_hparams(trainer, params, overridden, metric_names(cfg), curve | run)
+        record_run(cfg, trainer, output_dir, metrics, diverged_at, train_seconds)
         summarize(module, datamodule, metrics, cfg.samples)
         log.info("metrics: %s", output_dir.resolve() / "metrics.json")
     return metrics
