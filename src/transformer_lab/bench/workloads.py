@@ -2,7 +2,7 @@
 
 ``d256`` is a mid-sized model where matmuls dominate a step; ``main`` is the main job's
 model and batch (``conf/model/transformer.yaml``, ``conf/data/reverse.yaml``), where
-Python and per-op overhead dominate; ``d512`` is the seed-004 base model's width and depth,
+Python and per-op overhead dominate; ``d512`` is the paper's base model's width and depth,
 for a GPU; ``quick`` is a toy for the smoke test. A size names the device it runs on, and
 its models and batches are made there. Batches are full-length rows of random content
 tokens, so tokens per step is ``batch * length`` target positions on every side of a
