@@ -7,7 +7,7 @@ decoding with the KV cache against recomputation; the attention-map path against
 fast path; model FLOP/s against this machine's dense matmul; peak step memory; the
 ``model.compile`` and ``trainer.precision=bf16-mixed`` options; one thread against
 torch's default (on a CPU). ``--quick`` runs a toy version of everything (the smoke test)
-whose numbers mean nothing. ``--device cuda`` runs on the first GPU at the seed-004 base
+whose numbers mean nothing. ``--device cuda`` runs on the first GPU at the paper's base
 model's size and the main job's, synchronizing before every clock reading.
 
 One row times command-line sweeps instead: a sweep's wall time with the parallel launcher
@@ -49,10 +49,10 @@ FULL = Plan(
     new_tokens=128,
     matmul_n=1024,
     compile=True,
-    sweep=(4, 600, 2),  # a round is two whole sweeps, a few minutes each; shorter jobs
-    # measure mostly the workers' start (1.33x at 300 steps, 1.48x at 600 on 2 cores)
+    sweep=(4, 1000, 2),  # a round is two whole sweeps, about 5 minutes on 2 cores; shorter
+    # jobs measure mostly the workers' start (1.33x at 300 steps, 1.48x at 600, 1.55x at 1000)
 )
-GPU = replace(  # the seed-004 base model's width and depth, and the main job's model
+GPU = replace(  # the paper's base model's width and depth, and the main job's model
     FULL, sizes=(BASE, MAIN), calls={"d512": 10, "d64": 50}, loop_steps=200, matmul_n=8192
 )
 QUICK_PLAN = Plan(
