@@ -20,6 +20,7 @@ import lightning as L
 import torch
 
 import transformer_lab
+from transformer_lab.command import started_as
 
 PACKAGES = ("torch", "lightning", "hydra-core", "omegaconf", "torchmetrics")
 CODE_KEYS = ("transformer_lab", "git_commit", "git_dirty")  # what identifies the code
@@ -74,7 +75,7 @@ def collect() -> dict:
     gpus = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
     return {
         "start_time": datetime.now(timezone.utc).astimezone().isoformat(timespec="seconds"),
-        "command": shlex.join(sys.orig_argv),  # interpreter, -m or script, overrides
+        "command": shlex.join(started_as()[0]),  # interpreter, -m or script, overrides
         "python": platform.python_version(),
         "python_executable": sys.executable,
         "transformer_lab": transformer_lab.__version__,

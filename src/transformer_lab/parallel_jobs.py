@@ -8,13 +8,21 @@ when it ends: its name, its status, and its final ``val/seq_acc`` or its error. 
 also takes its share of the machine: ``cores // n_jobs`` torch threads
 (:mod:`transformer_lab.threads`) and, on GPUs, a GPU of its own.
 
+Ctrl-C reaches the sweep's process and every worker (one process group). Each running job
+saves ``last.ckpt`` at the end of its batch and says so on its end line, with the command
+that resumes it; no further job starts (a stop file in the sweep folder tells the workers);
+the sweep then ends with status 130 (:mod:`transformer_lab.sweep_summary`). A second Ctrl-C
+stops everything at once, without saving, as in a single run.
+
 A Hydra callback because ``on_job_start``/``on_job_end`` run in the process that runs the
-job (a joblib worker), around the task function, after Hydra set up the job's logging.
+job (a joblib worker), around the task function, after Hydra set up the job's logging, and
+``on_multirun_start``/``end`` in the sweep's own process.
 """
 
 import fcntl
 import logging
 import os
+import signal
 import sys
 import time
 import warnings
@@ -24,7 +32,10 @@ from hydra.experimental.callback import Callback
 from hydra.types import RunMode
 from omegaconf import DictConfig
 
+from transformer_lab import command
+from transformer_lab.callbacks.interrupt import Interrupted, hold_signals
 from transformer_lab.report.runs import read_run
+from transformer_lab.resume import resume_command
 from transformer_lab.threads import gpus, pin_threads, uses_gpus
 
 # conf/hydra/launcher/joblib.yaml shares its name with the plugin's structured config, which
@@ -37,11 +48,27 @@ _gpu_lock = None  # this worker's claim on a GPU, held for the worker's lifetime
 _terminal: tuple[int, int] | None = None  # copies of this process's own stdout and stderr
 
 
+STOP_FILE = ".stopping"  # in the sweep folder, from the first Ctrl-C: start no more jobs
+_stopped: Interrupted | None = None  # how this worker's current job stopped on a signal
+
+
 def runs_in_parallel(hydra: DictConfig) -> bool:
     """A multirun through joblib, from the ``hydra`` node. A single run of
     ``experiment=norm_comparison`` also composes that experiment's launcher, unused."""
     launcher = str(hydra.launcher.get("_target_", "")).lower()
     return hydra.mode == RunMode.MULTIRUN and "joblib" in launcher
+
+
+def sweep_stopping(hydra: DictConfig) -> bool:
+    """A parallel sweep that Ctrl-C is stopping: its remaining jobs do not run."""
+    return runs_in_parallel(hydra) and (Path(hydra.sweep.dir) / STOP_FILE).exists()
+
+
+def job_stopped(stop: Interrupted) -> None:
+    """The job of this worker stopped on a signal (its ``last.ckpt`` saved): its end line
+    says where, and how to resume it."""
+    global _stopped
+    _stopped = stop
 
 
 def claim_gpu(sweep_dir: Path, count: int) -> int:
@@ -74,7 +101,8 @@ def _use_own_gpu(config: DictConfig) -> None:
 
 def _say(line: str) -> None:
     """One line on the terminal, timestamped like Hydra's log."""
-    os.write(_terminal[0], f"[{time.strftime('%H:%M:%S')}] {line}\n".encode())
+    terminal = _terminal[0] if _terminal else sys.stdout.fileno()
+    os.write(terminal, f"[{time.strftime('%H:%M:%S')}] {line}\n".encode())
 
 
 def _into_log(log_file: Path) -> None:
@@ -101,27 +129,59 @@ def _back_to_terminal() -> None:
     os.dup2(_terminal[1], 2)
 
 
-def end_line(job_dir: Path) -> str:
-    """``done``, ``diverged`` or ``failed`` and what the job's files say about it."""
-    run = read_run(job_dir)
+def end_line(job_dir: Path, seconds: float) -> str:
+    """``done``, ``diverged``, ``failed`` or ``stopped``, what the job's files or its stop
+    say about it, and how long it took; a stopped job's line ends with its resume command,
+    to copy whole."""
+    global _stopped
+    run, took = read_run(job_dir), f"({seconds:.0f} s)"
+    if _stopped:
+        stop, _stopped = _stopped, None
+        resume = resume_command(stop.checkpoint)
+        return f"stopped   {run.name}  at step {stop.step}  {took}  resume: {resume}"
     if run.failure:
-        return f"failed    {run.name}  {run.failure['error']}: {run.failure['message']}"
+        return f"failed    {run.name}  {run.failure['error']}: {run.failure['message']}  {took}"
     if run.diverged:
-        return f"diverged  {run.name}  at step {run.metrics['diverged_at_step']}"
+        return f"diverged  {run.name}  at step {run.metrics['diverged_at_step']}  {took}"
     if run.finished:
-        return f"done      {run.name}  val/seq_acc {run.metrics['val/seq_acc']:.3f}"
-    return f"ended     {run.name}  without metrics.json or failed.json (see its train.log)"
+        return f"done      {run.name}  val/seq_acc {run.metrics['val/seq_acc']:.3f}  {took}"
+    return f"ended     {run.name}  without metrics.json or failed.json (see its train.log)  {took}"
 
 
 class ParallelJobs(Callback):
     """Under ``hydra/launcher=joblib``: pin threads, claim a GPU, one terminal line per
-    job start and end, everything else into the job's ``train.log``. Other launchers:
-    nothing."""
+    job start and end, everything else into the job's ``train.log``, Ctrl-C stopping the
+    sweep with every running job saved. Other launchers: nothing."""
+
+    def on_multirun_start(self, config: DictConfig, **kwargs) -> None:
+        self.stop_file = None
+        if not runs_in_parallel(config.hydra):
+            return
+        command.hand_down()  # the workers start later, with this in their environment
+        self.stop_file = Path(config.hydra.sweep.dir) / STOP_FILE
+        self.stop_file.unlink(missing_ok=True)
+        self.previous_handler = signal.signal(signal.SIGINT, self._stop_sweep)
+
+    def _stop_sweep(self, signum: int, frame) -> None:
+        """The first Ctrl-C: no new job; the running ones save and stop by themselves
+        (the signal reached them too). The second: stop at once."""
+        if self.stop_file.exists():
+            signal.signal(signal.SIGINT, self.previous_handler)
+            raise KeyboardInterrupt
+        self.stop_file.parent.mkdir(parents=True, exist_ok=True)
+        self.stop_file.touch()
+        _say("stopping  the running jobs save last.ckpt at their step and no new job starts "
+             "(Ctrl-C again: stop at once, without saving)")  # fmt: skip
+
+    def on_multirun_end(self, config: DictConfig, **kwargs) -> None:
+        if self.stop_file:
+            signal.signal(signal.SIGINT, self.previous_handler)
 
     def on_job_start(self, config: DictConfig, **kwargs) -> None:
-        self.active = runs_in_parallel(config.hydra)
+        self.active = runs_in_parallel(config.hydra) and not sweep_stopping(config.hydra)
         if not self.active:
             return
+        hold_signals()  # a Ctrl-C before fit starts stops the job after its first step
         if uses_gpus(config.trainer.accelerator):
             _use_own_gpu(config)
         threads = pin_threads(config.hydra.launcher.n_jobs)
@@ -143,4 +203,4 @@ class ParallelJobs(Callback):
         for handler in self.console_handlers:
             logging.getLogger().addHandler(handler)
         seconds = time.perf_counter() - self.started
-        _say(f"{end_line(Path(config.hydra.runtime.output_dir))}  ({seconds:.0f} s)")
+        _say(end_line(Path(config.hydra.runtime.output_dir), seconds))

@@ -13,7 +13,6 @@ import logging
 import re
 import shlex
 import shutil
-import sys
 import warnings
 from pathlib import Path
 
@@ -21,6 +20,7 @@ from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
 
 from transformer_lab.callbacks import Interrupted
+from transformer_lab.command import started_as
 from transformer_lab.evaluate import quote_paths
 
 
@@ -117,12 +117,13 @@ def resume_command(checkpoint: Path) -> str:
     started, the job's own overrides (one job of a sweep: its overrides only), and
     ``ckpt_path``, quoted for the shell and for Hydra."""
     hydra = HydraConfig.get()
-    if Path(sys.argv[0]).suffix == ".py":  # python [-m] ...: the interpreter as invoked
-        program = sys.orig_argv[: len(sys.orig_argv) - len(sys.argv) + 1]
+    orig_argv, argv = started_as()  # the sweep's command, in a parallel sweep's worker
+    if Path(argv[0]).suffix == ".py":  # python [-m] ...: the interpreter as invoked
+        program = orig_argv[: len(orig_argv) - len(argv) + 1]
     else:  # a console script: by name when that name finds this very script
-        found = shutil.which(Path(sys.argv[0]).name)
-        same = found and Path(found).resolve() == Path(sys.argv[0]).resolve()
-        program = [Path(sys.argv[0]).name if same else sys.argv[0]]
+        found = shutil.which(Path(argv[0]).name)
+        same = found and Path(found).resolve() == Path(argv[0]).resolve()
+        program = [Path(argv[0]).name if same else argv[0]]
     options = [f"--config-dir={source.path}" for source in hydra.runtime.config_sources
                if source.provider == "command-line"]  # fmt: skip
     if hydra.job.config_name != "train":
@@ -135,9 +136,8 @@ def resume_command(checkpoint: Path) -> str:
     return shlex.join([*program, *options, *overrides])
 
 
-def exit_interrupted(stop: Interrupted, is_global_zero: bool = True) -> None:
-    """One line: where the run stopped and how to go on; then exit 130 (SIGINT) or 143."""
+def say_interrupted(stop: Interrupted, is_global_zero: bool = True) -> None:
+    """One line: where the run stopped and the command that goes on from there."""
     if is_global_zero:
         command = resume_command(stop.checkpoint)
         print(f"{stop}: saved {stop.checkpoint}; resume with: {command}", flush=True)
-    sys.exit(stop.exit_code)

@@ -27,7 +27,7 @@ from rich.table import Table
 
 from transformer_lab import (
     environment,
-    parallel_jobs,  # noqa: F401 -- ${sweep_n_jobs:}, before Hydra composes
+    parallel_jobs,  # also registers ${sweep_n_jobs:}, before Hydra composes
 )
 from transformer_lab.callbacks import Interrupted, diverged_at_step
 from transformer_lab.console import natural_key, quiet_library_notices
@@ -37,10 +37,10 @@ from transformer_lab.objective import check_optimized_metric, objective, worst_v
 from transformer_lab.resume import (
     CheckpointNotFound,
     continue_in,
-    exit_interrupted,
     quiet_resume_warnings,
     resolve_checkpoint,
     run_folder_of,
+    say_interrupted,
 )
 from transformer_lab.tokens import detokenize
 
@@ -215,7 +215,8 @@ def train(cfg: DictConfig) -> dict[str, float]:
     try:
         trainer.fit(module, datamodule=datamodule, ckpt_path=checkpoint, weights_only=True)
     except Interrupted as stop:  # Ctrl-C or SIGTERM, last.ckpt saved at the step reached
-        exit_interrupted(stop, trainer.is_global_zero)
+        say_interrupted(stop, trainer.is_global_zero)
+        raise
     train_seconds = time.perf_counter() - start
     diverged_at = diverged_at_step(trainer)
     metrics = final_metrics(trainer, module, datamodule, diverged_at)
@@ -242,9 +243,17 @@ def main(cfg: DictConfig) -> float:
     """Run one job. In a sweep a failing job is recorded and the sweep goes on; the value
     of ``optimized_metric`` goes back to the sweeper, the worst one for a failed job."""
     quiet_library_notices()
-    in_sweep = HydraConfig.get().mode == RunMode.MULTIRUN
+    hydra_cfg = HydraConfig.get()
+    in_sweep = hydra_cfg.mode == RunMode.MULTIRUN
+    if parallel_jobs.sweep_stopping(hydra_cfg):  # Ctrl-C: no job starts any more
+        return worst_value(cfg.optimized_metric)
     try:
         metrics = train(cfg)
+    except Interrupted as stop:  # last.ckpt saved; exit 130 (SIGINT) or 143 (SIGTERM)
+        if not parallel_jobs.runs_in_parallel(hydra_cfg):
+            sys.exit(stop.exit_code)
+        parallel_jobs.job_stopped(stop)  # the worker lives on; the sweep exits 130
+        return worst_value(cfg.optimized_metric)
     except ConfigError as error:
         log.error("configuration error: %s", error)
         if not in_sweep:

@@ -20,6 +20,25 @@ from pathlib import Path
 import lightning as L
 from lightning.pytorch.callbacks import ModelCheckpoint
 
+_held: int | None = None  # a signal that came outside fit while :func:`hold_signals` was on
+
+
+def _hold(signum: int, frame) -> None:
+    global _held
+    _held = signum
+
+
+def hold_signals() -> None:
+    """Until fit starts, SIGINT and SIGTERM only take note; the next fit then stops at the
+    end of its first batch, with ``last.ckpt``. For a parallel sweep's worker, which runs
+    job after job: a Ctrl-C between or before fits must neither kill the worker (the sweep
+    would kill every job with it, unsaved) nor be forgotten."""
+    global _held
+    _held = None
+    if threading.current_thread() is threading.main_thread():
+        for signum in InterruptCheckpoint.SIGNALS:
+            signal.signal(signum, _hold)
+
 
 class Interrupted(BaseException):
     """Training stopped on a signal after saving ``checkpoint`` at ``step``.
@@ -78,8 +97,9 @@ class InterruptCheckpoint(L.Callback):
         """From the start of fit: a signal during the analysis callbacks' fit-start work or
         the sanity check stops the run at the end of its first batch."""
         if stage == "fit":
+            global _held
             last_checkpoint(trainer)  # fails now, not when a signal comes
-            self.received = None
+            self.received, _held = _held, None
             self._install()
 
     def on_train_start(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
