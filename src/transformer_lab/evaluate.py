@@ -104,12 +104,12 @@ def with_test_splits(
         datamodule = SyntheticDataModule(**(data | test_splits))
     except ValueError as error:
         raise EvaluationError(f"data: {error}") from None
-    if datamodule.max_seq_len > model_max_len:
-        longest = model_max_len - (datamodule.max_seq_len - datamodule.test_long_max_len)
+    missing = datamodule.missing_positions(model_max_len)
+    if missing:
         raise EvaluationError(
             f"data.test_long_max_len={datamodule.test_long_max_len} needs more positions than "
             f"the model has (max_len={model_max_len}); allowed: data.test_long_max_len <= "
-            f"{longest}"
+            f"{datamodule.test_long_max_len - missing}"
         )
     return datamodule
 
