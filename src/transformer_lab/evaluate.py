@@ -29,6 +29,7 @@ from transformer_lab.console import LIGHTNING_INFO, natural_key, quiet_library_n
 from transformer_lab.data.datamodule import SyntheticDataModule
 from transformer_lab.lit_module import Seq2SeqLitModule
 from transformer_lab.model.decoding import beam_search, check_beam_search
+from transformer_lab.run_folder import last_checkpoint, run_folder_of
 from transformer_lab.tokens import detokenize
 
 log = logging.getLogger(__name__)
@@ -40,10 +41,10 @@ class EvaluationError(ValueError):
 
 
 def find_checkpoint(path: str | Path) -> Path:
-    """``path`` if it is a file, or ``<path>/checkpoints/last.ckpt`` for a run folder."""
+    """``path`` if it is a file, or the last checkpoint of the run folder ``path``."""
     path = Path(path)
     if path.is_dir():
-        path = path / "checkpoints" / "last.ckpt"
+        path = last_checkpoint(path)
     if not path.is_file():
         raise EvaluationError(
             f"ckpt_path: {path} does not exist; give a checkpoint file or a run folder "
@@ -184,10 +185,9 @@ def evaluate(cfg: DictConfig) -> dict:
         "greedy": decoded_metrics(trainer, module, datamodule, 1, 0.0),
         "beam": decoded_metrics(trainer, module, datamodule, cfg.beam_size, cfg.length_penalty),
     }
-    run_folder = path.parent.parent if path.parent.name == "checkpoints" else path.parent
     # evaluations of other test splits go beside eval.json, not over it
     name = "_".join(["eval", *(f"{k}={v}" for k, v in test_splits.items())]) + ".json"
-    output = Path(cfg.output) if cfg.output else run_folder / name
+    output = Path(cfg.output) if cfg.output else (run_folder_of(path) or path.parent) / name
     output.write_text(json.dumps(results, indent=2) + "\n")
     print_results(results, module, datamodule, cfg.samples)
     log.info("wrote %s", output)

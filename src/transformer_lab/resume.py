@@ -22,6 +22,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from transformer_lab.callbacks import Interrupted
 from transformer_lab.evaluate import quote_paths
+from transformer_lab.run_folder import last_checkpoint
 
 
 class CheckpointNotFound(ValueError):
@@ -43,7 +44,7 @@ def find_last_checkpoint(cfg: DictConfig) -> Path:
     wanted = _experiment(cfg)
     candidates = []
     for run in _runs(Path(cfg.paths.outputs_root)):
-        last, saved = run / "checkpoints" / "last.ckpt", run / ".hydra" / "config.yaml"
+        last, saved = last_checkpoint(run), run / ".hydra" / "config.yaml"
         if last.is_file() and saved.is_file() and _experiment(OmegaConf.load(saved)) == wanted:
             candidates.append(last)
     if not candidates:
@@ -67,12 +68,6 @@ def resolve_checkpoint(cfg: DictConfig) -> Path | None:
             f"file, 'last', or null"
         )
     return path
-
-
-def run_folder_of(checkpoint: Path) -> Path | None:
-    """The run folder a checkpoint belongs to (``<run>/checkpoints/x.ckpt``), if any."""
-    run = checkpoint.resolve().parent.parent
-    return run if checkpoint.parent.name == "checkpoints" and (run / ".hydra").is_dir() else None
 
 
 def continue_in(run: Path, started_in: Path) -> None:

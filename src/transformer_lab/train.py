@@ -40,8 +40,8 @@ from transformer_lab.resume import (
     exit_interrupted,
     quiet_resume_warnings,
     resolve_checkpoint,
-    run_folder_of,
 )
+from transformer_lab.run_folder import run_folder_of
 from transformer_lab.tokens import detokenize
 
 log = logging.getLogger(__name__)

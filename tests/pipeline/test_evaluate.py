@@ -31,6 +31,7 @@ def eval_config(**values):
 def test_evaluating_a_run_reproduces_its_own_test_metrics(compose_train, tmp_path):
     train(compose_train(TINY))
     run = tmp_path / "run"
+    (run / ".hydra").mkdir()  # a run folder, as Hydra leaves it
     logged = json.loads((run / "metrics.json").read_text())
 
     results = evaluate(eval_config(ckpt_path=run, beam_size=2, samples=2))  # the run folder
