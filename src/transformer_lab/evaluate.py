@@ -33,7 +33,13 @@ from transformer_lab.run_folder import last_checkpoint, run_folder_of
 from transformer_lab.tokens import detokenize
 
 log = logging.getLogger(__name__)
-PARTS = ("state_dict", "hyper_parameters", "datamodule_hyper_parameters")
+# what Lightning writes into every checkpoint of a fit with a datamodule, and reads back
+PARTS = (
+    "state_dict",
+    "hyper_parameters",
+    "datamodule_hyper_parameters",
+    "pytorch-lightning_version",
+)
 
 
 class EvaluationError(ValueError):
@@ -59,11 +65,15 @@ def _one_line(error: Exception, limit: int = 400) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def load(
-    path: Path, test_splits: dict | None = None
-) -> tuple[Seq2SeqLitModule, SyntheticDataModule, dict]:
-    """The module (with the checkpoint's weights), the datamodule (its test splits changed
-    by ``test_splits``, e.g. ``{"test_long_max_len": 30}``) and the raw checkpoint."""
+def read_checkpoint(path: Path) -> dict:
+    """The checkpoint's contents, or an EvaluationError that names what makes it unusable.
+
+    Read before Lightning builds from it, because ``load_from_checkpoint`` does not tell
+    these apart: an unreadable file and weights that do not fit the model both end in a
+    RuntimeError there, and a checkpoint without ``datamodule_hyper_parameters`` gives a
+    datamodule of default settings. (So the file is read three times; for this project's
+    models, megabytes.)
+    """
     try:
         checkpoint = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as error:  # pickle, zip and torch each raise their own kind
@@ -76,17 +86,35 @@ def load(
         raise EvaluationError(
             f"{path} is not a transformer_lab training checkpoint: it lacks {', '.join(missing)}"
         )
+    return checkpoint
+
+
+def load(path: Path) -> tuple[Seq2SeqLitModule, SyntheticDataModule, int | None]:
+    """The run's module (with the checkpoint's weights), its datamodule, and the global step
+    the checkpoint was saved at.
+
+    Lightning passes a class only the saved settings its constructor takes and drops the
+    rest; a setting this version does not know would change what is evaluated unseen, so
+    it is an error here.
+    """
+    checkpoint = read_checkpoint(path)
+    kwargs = {"map_location": "cpu", "weights_only": True}
     try:
-        module = Seq2SeqLitModule(**checkpoint["hyper_parameters"])
-        module.load_state_dict(checkpoint["state_dict"])
-        datamodule = SyntheticDataModule(**checkpoint["datamodule_hyper_parameters"])
+        module = Seq2SeqLitModule.load_from_checkpoint(path, **kwargs)
+        datamodule = SyntheticDataModule.load_from_checkpoint(path, **kwargs)
     except (TypeError, ValueError, RuntimeError) as error:
         raise EvaluationError(
             f"{path} does not fit this version of transformer_lab: {_one_line(error)}"
         ) from None
-    if test_splits:
-        datamodule = with_test_splits(datamodule, test_splits, module.hparams.max_len)
-    return module, datamodule, checkpoint
+    built = {"hyper_parameters": module, "datamodule_hyper_parameters": datamodule}
+    unknown = [f"{part}.{key}" for part, obj in built.items()
+               for key in checkpoint[part] if key not in obj.hparams]  # fmt: skip
+    if unknown:
+        raise EvaluationError(
+            f"{path} does not fit this version of transformer_lab: it has settings this "
+            f"version does not take: {', '.join(unknown)}"
+        )
+    return module, datamodule, checkpoint.get("global_step")
 
 
 def with_test_splits(
@@ -160,8 +188,10 @@ def evaluate(cfg: DictConfig) -> dict:
             "ckpt_path=<run>/checkpoints/last.ckpt (or ckpt_path=<run folder>)"
         )
     path = find_checkpoint(cfg.ckpt_path)
+    module, datamodule, global_step = load(path)
     test_splits = {k: v for k, v in cfg.data.items() if v is not None}
-    module, datamodule, checkpoint = load(path, test_splits)
+    if test_splits:
+        datamodule = with_test_splits(datamodule, test_splits, module.hparams.max_len)
     try:
         check_beam_search(module.model, cfg.beam_size, cfg.length_penalty)
     except ValueError as error:
@@ -178,7 +208,7 @@ def evaluate(cfg: DictConfig) -> dict:
     )
     results = {
         "checkpoint": str(path),
-        "global_step": checkpoint.get("global_step"),
+        "global_step": global_step,
         "beam_size": cfg.beam_size,
         "length_penalty": cfg.length_penalty,
         "data": test_splits,  # the test splits changed from the run's

@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import lightning
 import pytest
 import torch
 from hydra import compose, initialize_config_dir
@@ -73,6 +74,8 @@ def untrained_checkpoint(tmp_path) -> tuple[Path, dict]:
         "state_dict": module.state_dict(),
         "hyper_parameters": dict(module.hparams),
         "datamodule_hyper_parameters": data,
+        "global_step": 7,
+        "pytorch-lightning_version": lightning.__version__,
     }
     path = tmp_path / "untrained.ckpt"
     torch.save(checkpoint, path)
@@ -100,6 +103,16 @@ def test_a_checkpoint_whose_weights_do_not_fit_the_model_is_a_clear_error(untrai
         evaluate(eval_config(ckpt_path=path))
 
 
+def test_a_setting_this_version_does_not_take_is_a_clear_error(untrained_checkpoint):
+    path, checkpoint = untrained_checkpoint  # weights that fit, and one unknown setting
+    checkpoint["hyper_parameters"]["qk_norm"] = True
+    torch.save(checkpoint, path)
+    with pytest.raises(
+        EvaluationError, match=r"does not fit this version.*does not take: hyper_parameters.qk_norm"
+    ):
+        evaluate(eval_config(ckpt_path=path))
+
+
 def test_a_missing_path_or_a_folder_without_checkpoints_is_a_clear_error(tmp_path):
     with pytest.raises(EvaluationError, match=r"does not exist; give a checkpoint file or a run"):
         evaluate(eval_config(ckpt_path=tmp_path / "nowhere.ckpt"))
@@ -113,8 +126,14 @@ def test_a_missing_path_or_a_folder_without_checkpoints_is_a_clear_error(tmp_pat
         (b"not a checkpoint", r"not a checkpoint that loads with weights_only=True"),
         ({"state_dict": {}}, r"not a transformer_lab training checkpoint: it lacks hyper_param"),
         (
-            {"state_dict": {}, "hyper_parameters": {"vocab": 3}, "datamodule_hyper_parameters": {}},
-            r"does not fit this version of transformer_lab: .*unexpected keyword.*'vocab'",
+            {
+                "state_dict": {},
+                "hyper_parameters": {"vocab": 3},
+                "datamodule_hyper_parameters": {},
+                "pytorch-lightning_version": lightning.__version__,
+            },
+            r"does not fit this version of transformer_lab: .*missing 2 required positional "
+            r"arguments: 'src_vocab_size' and 'tgt_vocab_size'",
         ),
     ],
     ids=["text", "foreign", "incompatible"],
