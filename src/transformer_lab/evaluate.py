@@ -1,6 +1,6 @@
 """Evaluate a checkpoint on its test split(s), greedy and beam search::
 
-    python -m transformer_lab.evaluate ckpt_path=<run>/checkpoints/last.ckpt
+    python -m transformer_lab.evaluate ckpt_path=<run>/checkpoints/last.ckpt [beam_size=8 ...]
 
 ``ckpt_path`` may also be a run folder (its ``checkpoints/last.ckpt`` is taken). The
 checkpoint alone rebuilds the model and the data: the LightningModule and the datamodule
@@ -11,16 +11,22 @@ so the greedy numbers equal the run's own ``metrics.json``. ``data.*`` changes t
 splits (``data.test_long_max_len=30``: lengths further past training than the run
 tested). Prints a metrics table and sample generations and writes ``eval.json`` (by
 default into the run folder).
+
+The settings are ``conf/evaluate.yaml``, composed by Hydra, but without ``@hydra.main``:
+an evaluation has no run folder of its own, and its two paths are taken as typed (see
+:func:`configure`).
 """
 
 import json
 import logging
 import sys
+from importlib.resources import files
 from pathlib import Path
 
-import hydra
 import lightning as L
 import torch
+from hydra import compose, initialize_config_module
+from hydra.errors import OverrideParseException
 from omegaconf import DictConfig, OmegaConf
 from rich.console import Console
 from rich.table import Table
@@ -40,6 +46,7 @@ PARTS = (
     "datamodule_hyper_parameters",
     "pytorch-lightning_version",
 )
+PATHS = ("ckpt_path", "output")  # settings that are paths, taken as typed
 
 
 class EvaluationError(ValueError):
@@ -224,37 +231,71 @@ def evaluate(cfg: DictConfig) -> dict:
     return results
 
 
-def quote_paths(argv: list[str], keys: tuple[str, ...] = ("ckpt_path", "output")) -> list[str]:
-    """Quote the path values of ``key=value`` arguments for Hydra's override parser.
+def configure(argv: list[str]) -> DictConfig:
+    """``conf/evaluate.yaml`` with the command line's ``<setting>=<value>`` arguments.
 
-    A sweep's run folders are named by their overrides (``model.norm=pre,seed=1``), and
-    unquoted ``=`` and ``,`` in a value are override syntax; quoting makes them plain text.
+    ``ckpt_path`` and ``output`` are paths, set as typed: a sweep's run folders are named by
+    their overrides (``model.norm=pre,seed=1``), whose ``=`` and ``,`` Hydra's override
+    parser would read as syntax. The other values go through that parser (``null``, numbers,
+    quoting). Only the file's settings can be set: Hydra would add an unknown key (``+key``)
+    that nothing reads, so a misspelt setting would be ignored.
     """
-    quoted = []
-    for arg in argv:
-        key, sep, value = arg.partition("=")
-        if sep and key in keys and value[:1] not in ("'", '"'):
-            quote = '"' if "'" in value else "'"
-            arg = f"{key}={quote}{value}{quote}"
-        quoted.append(arg)
-    return quoted
+    with initialize_config_module("transformer_lab.conf", version_base="1.3"):
+        names = setting_names(OmegaConf.to_container(compose("evaluate")))
+        paths, overrides = {}, []
+        for arg in argv:
+            name, sep, value = arg.partition("=")
+            if name not in names:
+                raise EvaluationError(f"{name} is not a setting; allowed: {', '.join(names)}")
+            if not sep:
+                raise EvaluationError(f"{name} needs a value: {name}=<value>")
+            if name in PATHS:
+                paths[name] = value
+            else:
+                overrides.append(arg)
+        try:
+            cfg = compose("evaluate", overrides=overrides)
+        except OverrideParseException as error:
+            raise EvaluationError(f"{error.override}: {_one_line(error)}") from None
+    for name, value in paths.items():
+        cfg[name] = value
+    return cfg
 
 
-@hydra.main(version_base="1.3", config_path="pkg://transformer_lab.conf", config_name="evaluate")
-def main(cfg: DictConfig) -> None:
-    logging.getLogger(LIGHTNING_INFO).setLevel(logging.WARNING)
-    quiet_library_notices()
+def setting_names(config: dict, prefix: str = "") -> list[str]:
+    """Every setting of ``config``, dotted: ``beam_size``, ``data.test_size``, ..."""
+    return [name for key, value in config.items()
+            for name in (setting_names(value, f"{prefix}{key}.") if isinstance(value, dict)
+                         else [f"{prefix}{key}"])]  # fmt: skip
+
+
+def usage() -> str:
+    """The usage line and the settings, as ``conf/evaluate.yaml`` documents them."""
+    settings = files("transformer_lab.conf").joinpath("evaluate.yaml").read_text()
+    return (
+        "usage: python -m transformer_lab.evaluate (or tlab-eval) "
+        "ckpt_path=<checkpoint or run folder> [<setting>=<value> ...]\n\n"
+        f"settings (conf/evaluate.yaml):\n\n{settings}"
+    )
+
+
+def cli(argv: list[str] | None = None) -> None:
+    """``tlab-eval`` and ``python -m transformer_lab.evaluate``: what cannot be evaluated is
+    one ``error:`` line and exit status 2."""
+    argv = sys.argv[1:] if argv is None else argv
+    if {"-h", "--help"} & set(argv):
+        print(usage(), end="")
+        return
     try:
+        cfg = configure(argv)
+        # the terminal: log lines on stdout ("wrote eval.json"), no notices nobody can act on
+        logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stdout)
+        logging.getLogger(LIGHTNING_INFO).setLevel(logging.WARNING)
+        quiet_library_notices()
         evaluate(cfg)
     except EvaluationError as error:
         print(f"error: {error}", file=sys.stderr)
         sys.exit(2)
-
-
-def cli() -> None:
-    """``tlab-eval`` and ``python -m transformer_lab.evaluate``: paths quoted, then Hydra."""
-    sys.argv = quote_paths(sys.argv)
-    main()
 
 
 if __name__ == "__main__":

@@ -21,7 +21,6 @@ from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
 
 from transformer_lab.callbacks import Interrupted
-from transformer_lab.evaluate import quote_paths
 from transformer_lab.run_folder import last_checkpoint
 
 
@@ -123,11 +122,18 @@ def resume_command(checkpoint: Path) -> str:
     if hydra.job.config_name != "train":
         options.append(f"--config-name={hydra.job.config_name}")
     overrides = [o for o in hydra.overrides.task if not o.startswith("ckpt_path=")]
-    path = str(checkpoint.resolve())  # quoted for Hydra only where it has to be
-    overrides += [f"ckpt_path={path}"] if re.fullmatch(r"[\w./-]+", path) else quote_paths(
-        [f"ckpt_path={path}"]
-    )
+    overrides.append(f"ckpt_path={quote_for_hydra(str(checkpoint.resolve()))}")
     return shlex.join([*program, *options, *overrides])
+
+
+def quote_for_hydra(value: str) -> str:
+    """``value`` as Hydra's override parser reads it back verbatim: as it is where that is
+    plain (letters, digits, ``_./-``), else quoted. A sweep's run folders are named by their
+    overrides (``model.norm=pre,seed=1``), and an unquoted ``=`` or ``,`` is override syntax."""
+    if re.fullmatch(r"[\w./-]+", value, re.ASCII):
+        return value
+    quote = '"' if "'" in value else "'"
+    return f"{quote}{value}{quote}"
 
 
 def exit_interrupted(stop: Interrupted, is_global_zero: bool = True) -> None:
