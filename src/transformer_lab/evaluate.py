@@ -1,6 +1,6 @@
 """Evaluate a checkpoint on its test split(s), greedy and beam search::
 
-    python -m transformer_lab.evaluate ckpt_path=<run>/checkpoints/last.ckpt
+    python -m transformer_lab.evaluate ckpt_path=<run>/checkpoints/last.ckpt [beam_size=8 ...]
 
 ``ckpt_path`` may also be a run folder (its ``checkpoints/last.ckpt`` is taken). The
 checkpoint alone rebuilds the model and the data: the LightningModule and the datamodule
@@ -11,16 +11,22 @@ so the greedy numbers equal the run's own ``metrics.json``. ``data.*`` changes t
 splits (``data.test_long_max_len=30``: lengths further past training than the run
 tested). Prints a metrics table and sample generations and writes ``eval.json`` (by
 default into the run folder).
+
+The settings are ``conf/evaluate.yaml``, composed by Hydra, but without ``@hydra.main``:
+an evaluation has no run folder of its own, and its two paths are taken as typed (see
+:func:`configure`).
 """
 
 import json
 import logging
 import sys
+from importlib.resources import files
 from pathlib import Path
 
-import hydra
 import lightning as L
 import torch
+from hydra import compose, initialize_config_module
+from hydra.errors import OverrideParseException
 from omegaconf import DictConfig, OmegaConf
 from rich.console import Console
 from rich.table import Table
@@ -29,10 +35,18 @@ from transformer_lab.console import LIGHTNING_INFO, natural_key, quiet_library_n
 from transformer_lab.data.datamodule import SyntheticDataModule
 from transformer_lab.lit_module import Seq2SeqLitModule
 from transformer_lab.model.decoding import beam_search, check_beam_search
+from transformer_lab.run_folder import last_checkpoint, run_folder_of
 from transformer_lab.tokens import detokenize
 
 log = logging.getLogger(__name__)
-PARTS = ("state_dict", "hyper_parameters", "datamodule_hyper_parameters")
+# what Lightning writes into every checkpoint of a fit with a datamodule, and reads back
+PARTS = (
+    "state_dict",
+    "hyper_parameters",
+    "datamodule_hyper_parameters",
+    "pytorch-lightning_version",
+)
+PATHS = ("ckpt_path", "output")  # settings that are paths, taken as typed
 
 
 class EvaluationError(ValueError):
@@ -40,10 +54,10 @@ class EvaluationError(ValueError):
 
 
 def find_checkpoint(path: str | Path) -> Path:
-    """``path`` if it is a file, or ``<path>/checkpoints/last.ckpt`` for a run folder."""
+    """``path`` if it is a file, or the last checkpoint of the run folder ``path``."""
     path = Path(path)
     if path.is_dir():
-        path = path / "checkpoints" / "last.ckpt"
+        path = last_checkpoint(path)
     if not path.is_file():
         raise EvaluationError(
             f"ckpt_path: {path} does not exist; give a checkpoint file or a run folder "
@@ -58,11 +72,15 @@ def _one_line(error: Exception, limit: int = 400) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def load(
-    path: Path, test_splits: dict | None = None
-) -> tuple[Seq2SeqLitModule, SyntheticDataModule, dict]:
-    """The module (with the checkpoint's weights), the datamodule (its test splits changed
-    by ``test_splits``, e.g. ``{"test_long_max_len": 30}``) and the raw checkpoint."""
+def read_checkpoint(path: Path) -> dict:
+    """The checkpoint's contents, or an EvaluationError that names what makes it unusable.
+
+    Read before Lightning builds from it, because ``load_from_checkpoint`` does not tell
+    these apart: an unreadable file and weights that do not fit the model both end in a
+    RuntimeError there, and a checkpoint without ``datamodule_hyper_parameters`` gives a
+    datamodule of default settings. (So the file is read three times; for this project's
+    models, megabytes.)
+    """
     try:
         checkpoint = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as error:  # pickle, zip and torch each raise their own kind
@@ -75,17 +93,35 @@ def load(
         raise EvaluationError(
             f"{path} is not a transformer_lab training checkpoint: it lacks {', '.join(missing)}"
         )
+    return checkpoint
+
+
+def load(path: Path) -> tuple[Seq2SeqLitModule, SyntheticDataModule, int | None]:
+    """The run's module (with the checkpoint's weights), its datamodule, and the global step
+    the checkpoint was saved at.
+
+    Lightning passes a class only the saved settings its constructor takes and drops the
+    rest; a setting this version does not know would change what is evaluated unseen, so
+    it is an error here.
+    """
+    checkpoint = read_checkpoint(path)
+    kwargs = {"map_location": "cpu", "weights_only": True}
     try:
-        module = Seq2SeqLitModule(**checkpoint["hyper_parameters"])
-        module.load_state_dict(checkpoint["state_dict"])
-        datamodule = SyntheticDataModule(**checkpoint["datamodule_hyper_parameters"])
+        module = Seq2SeqLitModule.load_from_checkpoint(path, **kwargs)
+        datamodule = SyntheticDataModule.load_from_checkpoint(path, **kwargs)
     except (TypeError, ValueError, RuntimeError) as error:
         raise EvaluationError(
             f"{path} does not fit this version of transformer_lab: {_one_line(error)}"
         ) from None
-    if test_splits:
-        datamodule = with_test_splits(datamodule, test_splits, module.hparams.max_len)
-    return module, datamodule, checkpoint
+    built = {"hyper_parameters": module, "datamodule_hyper_parameters": datamodule}
+    unknown = [f"{part}.{key}" for part, obj in built.items()
+               for key in checkpoint[part] if key not in obj.hparams]  # fmt: skip
+    if unknown:
+        raise EvaluationError(
+            f"{path} does not fit this version of transformer_lab: it has settings this "
+            f"version does not take: {', '.join(unknown)}"
+        )
+    return module, datamodule, checkpoint.get("global_step")
 
 
 def with_test_splits(
@@ -104,12 +140,12 @@ def with_test_splits(
         datamodule = SyntheticDataModule(**(data | test_splits))
     except ValueError as error:
         raise EvaluationError(f"data: {error}") from None
-    if datamodule.max_seq_len > model_max_len:
-        longest = model_max_len - (datamodule.max_seq_len - datamodule.test_long_max_len)
+    missing = datamodule.missing_positions(model_max_len)
+    if missing:
         raise EvaluationError(
             f"data.test_long_max_len={datamodule.test_long_max_len} needs more positions than "
             f"the model has (max_len={model_max_len}); allowed: data.test_long_max_len <= "
-            f"{longest}"
+            f"{datamodule.test_long_max_len - missing}"
         )
     return datamodule
 
@@ -159,8 +195,10 @@ def evaluate(cfg: DictConfig) -> dict:
             "ckpt_path=<run>/checkpoints/last.ckpt (or ckpt_path=<run folder>)"
         )
     path = find_checkpoint(cfg.ckpt_path)
+    module, datamodule, global_step = load(path)
     test_splits = {k: v for k, v in cfg.data.items() if v is not None}
-    module, datamodule, checkpoint = load(path, test_splits)
+    if test_splits:
+        datamodule = with_test_splits(datamodule, test_splits, module.hparams.max_len)
     try:
         check_beam_search(module.model, cfg.beam_size, cfg.length_penalty)
     except ValueError as error:
@@ -177,54 +215,87 @@ def evaluate(cfg: DictConfig) -> dict:
     )
     results = {
         "checkpoint": str(path),
-        "global_step": checkpoint.get("global_step"),
+        "global_step": global_step,
         "beam_size": cfg.beam_size,
         "length_penalty": cfg.length_penalty,
         "data": test_splits,  # the test splits changed from the run's
         "greedy": decoded_metrics(trainer, module, datamodule, 1, 0.0),
         "beam": decoded_metrics(trainer, module, datamodule, cfg.beam_size, cfg.length_penalty),
     }
-    run_folder = path.parent.parent if path.parent.name == "checkpoints" else path.parent
     # evaluations of other test splits go beside eval.json, not over it
     name = "_".join(["eval", *(f"{k}={v}" for k, v in test_splits.items())]) + ".json"
-    output = Path(cfg.output) if cfg.output else run_folder / name
+    output = Path(cfg.output) if cfg.output else (run_folder_of(path) or path.parent) / name
     output.write_text(json.dumps(results, indent=2) + "\n")
     print_results(results, module, datamodule, cfg.samples)
     log.info("wrote %s", output)
     return results
 
 
-def quote_paths(argv: list[str], keys: tuple[str, ...] = ("ckpt_path", "output")) -> list[str]:
-    """Quote the path values of ``key=value`` arguments for Hydra's override parser.
+def configure(argv: list[str]) -> DictConfig:
+    """``conf/evaluate.yaml`` with the command line's ``<setting>=<value>`` arguments.
 
-    A sweep's run folders are named by their overrides (``model.norm=pre,seed=1``), and
-    unquoted ``=`` and ``,`` in a value are override syntax; quoting makes them plain text.
+    ``ckpt_path`` and ``output`` are paths, set as typed: a sweep's run folders are named by
+    their overrides (``model.norm=pre,seed=1``), whose ``=`` and ``,`` Hydra's override
+    parser would read as syntax. The other values go through that parser (``null``, numbers,
+    quoting). Only the file's settings can be set: Hydra would add an unknown key (``+key``)
+    that nothing reads, so a misspelt setting would be ignored.
     """
-    quoted = []
-    for arg in argv:
-        key, sep, value = arg.partition("=")
-        if sep and key in keys and value[:1] not in ("'", '"'):
-            quote = '"' if "'" in value else "'"
-            arg = f"{key}={quote}{value}{quote}"
-        quoted.append(arg)
-    return quoted
+    with initialize_config_module("transformer_lab.conf", version_base="1.3"):
+        names = setting_names(OmegaConf.to_container(compose("evaluate")))
+        paths, overrides = {}, []
+        for arg in argv:
+            name, sep, value = arg.partition("=")
+            if name not in names:
+                raise EvaluationError(f"{name} is not a setting; allowed: {', '.join(names)}")
+            if not sep:
+                raise EvaluationError(f"{name} needs a value: {name}=<value>")
+            if name in PATHS:
+                paths[name] = value
+            else:
+                overrides.append(arg)
+        try:
+            cfg = compose("evaluate", overrides=overrides)
+        except OverrideParseException as error:
+            raise EvaluationError(f"{error.override}: {_one_line(error)}") from None
+    for name, value in paths.items():
+        cfg[name] = value
+    return cfg
 
 
-@hydra.main(version_base="1.3", config_path="pkg://transformer_lab.conf", config_name="evaluate")
-def main(cfg: DictConfig) -> None:
-    logging.getLogger(LIGHTNING_INFO).setLevel(logging.WARNING)
-    quiet_library_notices()
+def setting_names(config: dict, prefix: str = "") -> list[str]:
+    """Every setting of ``config``, dotted: ``beam_size``, ``data.test_size``, ..."""
+    return [name for key, value in config.items()
+            for name in (setting_names(value, f"{prefix}{key}.") if isinstance(value, dict)
+                         else [f"{prefix}{key}"])]  # fmt: skip
+
+
+def usage() -> str:
+    """The usage line and the settings, as ``conf/evaluate.yaml`` documents them."""
+    settings = files("transformer_lab.conf").joinpath("evaluate.yaml").read_text()
+    return (
+        "usage: python -m transformer_lab.evaluate (or tlab-eval) "
+        "ckpt_path=<checkpoint or run folder> [<setting>=<value> ...]\n\n"
+        f"settings (conf/evaluate.yaml):\n\n{settings}"
+    )
+
+
+def cli(argv: list[str] | None = None) -> None:
+    """``tlab-eval`` and ``python -m transformer_lab.evaluate``: what cannot be evaluated is
+    one ``error:`` line and exit status 2."""
+    argv = sys.argv[1:] if argv is None else argv
+    if {"-h", "--help"} & set(argv):
+        print(usage(), end="")
+        return
     try:
+        cfg = configure(argv)
+        # the terminal: log lines on stdout ("wrote eval.json"), no notices nobody can act on
+        logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stdout)
+        logging.getLogger(LIGHTNING_INFO).setLevel(logging.WARNING)
+        quiet_library_notices()
         evaluate(cfg)
     except EvaluationError as error:
         print(f"error: {error}", file=sys.stderr)
         sys.exit(2)
-
-
-def cli() -> None:
-    """``tlab-eval`` and ``python -m transformer_lab.evaluate``: paths quoted, then Hydra."""
-    sys.argv = quote_paths(sys.argv)
-    main()
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from transformer_lab.callbacks import Interrupted
 from transformer_lab.command import started_as
-from transformer_lab.evaluate import quote_paths
+from transformer_lab.run_folder import last_checkpoint
 
 
 class CheckpointNotFound(ValueError):
@@ -43,7 +43,7 @@ def find_last_checkpoint(cfg: DictConfig) -> Path:
     wanted = _experiment(cfg)
     candidates = []
     for run in _runs(Path(cfg.paths.outputs_root)):
-        last, saved = run / "checkpoints" / "last.ckpt", run / ".hydra" / "config.yaml"
+        last, saved = last_checkpoint(run), run / ".hydra" / "config.yaml"
         if last.is_file() and saved.is_file() and _experiment(OmegaConf.load(saved)) == wanted:
             candidates.append(last)
     if not candidates:
@@ -67,12 +67,6 @@ def resolve_checkpoint(cfg: DictConfig) -> Path | None:
             f"file, 'last', or null"
         )
     return path
-
-
-def run_folder_of(checkpoint: Path) -> Path | None:
-    """The run folder a checkpoint belongs to (``<run>/checkpoints/x.ckpt``), if any."""
-    run = checkpoint.resolve().parent.parent
-    return run if checkpoint.parent.name == "checkpoints" and (run / ".hydra").is_dir() else None
 
 
 def continue_in(run: Path, started_in: Path) -> None:
@@ -129,11 +123,18 @@ def resume_command(checkpoint: Path) -> str:
     if hydra.job.config_name != "train":
         options.append(f"--config-name={hydra.job.config_name}")
     overrides = [o for o in hydra.overrides.task if not o.startswith("ckpt_path=")]
-    path = str(checkpoint.resolve())  # quoted for Hydra only where it has to be
-    overrides += [f"ckpt_path={path}"] if re.fullmatch(r"[\w./-]+", path) else quote_paths(
-        [f"ckpt_path={path}"]
-    )
+    overrides.append(f"ckpt_path={quote_for_hydra(str(checkpoint.resolve()))}")
     return shlex.join([*program, *options, *overrides])
+
+
+def quote_for_hydra(value: str) -> str:
+    """``value`` as Hydra's override parser reads it back verbatim: as it is where that is
+    plain (letters, digits, ``_./-``), else quoted. A sweep's run folders are named by their
+    overrides (``model.norm=pre,seed=1``), and an unquoted ``=`` or ``,`` is override syntax."""
+    if re.fullmatch(r"[\w./-]+", value, re.ASCII):
+        return value
+    quote = '"' if "'" in value else "'"
+    return f"{quote}{value}{quote}"
 
 
 def say_interrupted(stop: Interrupted, is_global_zero: bool = True) -> None:

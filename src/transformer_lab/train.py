@@ -39,9 +39,9 @@ from transformer_lab.resume import (
     continue_in,
     quiet_resume_warnings,
     resolve_checkpoint,
-    run_folder_of,
     say_interrupted,
 )
+from transformer_lab.run_folder import run_folder_of
 from transformer_lab.tokens import detokenize
 
 log = logging.getLogger(__name__)
@@ -83,7 +83,7 @@ def build(cfg: DictConfig):
     """Instantiate datamodule, module, callbacks, loggers and trainer, or raise ConfigError."""
     datamodule = _instantiate("data", cfg.data)
     module = _instantiate("model", cfg.model)
-    if module.hparams.max_len < datamodule.max_seq_len:
+    if datamodule.missing_positions(module.hparams.max_len):
         raise ConfigError(
             f"model.max_len={module.hparams.max_len} is shorter than the longest sequence of "
             f"the data incl. BOS/EOS ({datamodule.max_seq_len}); allowed: max_len >= "

@@ -275,6 +275,13 @@ def test_vocab_sizes_and_max_seq_len():
     assert long.max_seq_len == 15 == long.splits["test_long"].src.shape[1]
 
 
+def test_missing_positions_counts_what_a_model_lacks_for_the_longest_sequence():
+    dm = make(max_len=8)  # 8 words and EOS: 9 positions
+    assert [dm.missing_positions(n) for n in (6, 8, 9, 64)] == [3, 1, 0, 0]
+    long = make(max_len=8, test_long_size=20, test_long_max_len=14)  # test_long decides
+    assert [long.missing_positions(n) for n in (9, 14, 15)] == [6, 1, 0]
+
+
 def test_test_dataloader_is_a_list_only_with_test_long(dm, plain):
     loaders = dm.test_dataloader()
     assert isinstance(loaders, list) and len(loaders) == 2

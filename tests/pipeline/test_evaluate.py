@@ -2,16 +2,19 @@
 own test metrics, and turns every kind of bad checkpoint into one clear error."""
 
 import json
+import shutil
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import lightning
 import pytest
 import torch
 from hydra import compose, initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
 
-from transformer_lab.evaluate import EvaluationError, evaluate, quote_paths
+from transformer_lab.evaluate import EvaluationError, cli, evaluate
 from transformer_lab.lit_module import Seq2SeqLitModule
 from transformer_lab.train import train
 
@@ -31,6 +34,7 @@ def eval_config(**values):
 def test_evaluating_a_run_reproduces_its_own_test_metrics(compose_train, tmp_path):
     train(compose_train(TINY))
     run = tmp_path / "run"
+    (run / ".hydra").mkdir()  # a run folder, as Hydra leaves it
     logged = json.loads((run / "metrics.json").read_text())
 
     results = evaluate(eval_config(ckpt_path=run, beam_size=2, samples=2))  # the run folder
@@ -72,6 +76,8 @@ def untrained_checkpoint(tmp_path) -> tuple[Path, dict]:
         "state_dict": module.state_dict(),
         "hyper_parameters": dict(module.hparams),
         "datamodule_hyper_parameters": data,
+        "global_step": 7,
+        "pytorch-lightning_version": lightning.__version__,
     }
     path = tmp_path / "untrained.ckpt"
     torch.save(checkpoint, path)
@@ -99,6 +105,16 @@ def test_a_checkpoint_whose_weights_do_not_fit_the_model_is_a_clear_error(untrai
         evaluate(eval_config(ckpt_path=path))
 
 
+def test_a_setting_this_version_does_not_take_is_a_clear_error(untrained_checkpoint):
+    path, checkpoint = untrained_checkpoint  # weights that fit, and one unknown setting
+    checkpoint["hyper_parameters"]["qk_norm"] = True
+    torch.save(checkpoint, path)
+    with pytest.raises(
+        EvaluationError, match=r"does not fit this version.*does not take: hyper_parameters.qk_norm"
+    ):
+        evaluate(eval_config(ckpt_path=path))
+
+
 def test_a_missing_path_or_a_folder_without_checkpoints_is_a_clear_error(tmp_path):
     with pytest.raises(EvaluationError, match=r"does not exist; give a checkpoint file or a run"):
         evaluate(eval_config(ckpt_path=tmp_path / "nowhere.ckpt"))
@@ -112,8 +128,14 @@ def test_a_missing_path_or_a_folder_without_checkpoints_is_a_clear_error(tmp_pat
         (b"not a checkpoint", r"not a checkpoint that loads with weights_only=True"),
         ({"state_dict": {}}, r"not a transformer_lab training checkpoint: it lacks hyper_param"),
         (
-            {"state_dict": {}, "hyper_parameters": {"vocab": 3}, "datamodule_hyper_parameters": {}},
-            r"does not fit this version of transformer_lab: .*unexpected keyword.*'vocab'",
+            {
+                "state_dict": {},
+                "hyper_parameters": {"vocab": 3},
+                "datamodule_hyper_parameters": {},
+                "pytorch-lightning_version": lightning.__version__,
+            },
+            r"does not fit this version of transformer_lab: .*missing 2 required positional "
+            r"arguments: 'src_vocab_size' and 'tgt_vocab_size'",
         ),
     ],
     ids=["text", "foreign", "incompatible"],
@@ -128,29 +150,63 @@ def test_a_file_that_cannot_rebuild_the_run_is_a_clear_error(tmp_path, content, 
         evaluate(eval_config(ckpt_path=path))
 
 
+def evaluate_on_the_command_line(cwd: Path, *arguments: str) -> subprocess.CompletedProcess:
+    command = [sys.executable, "-m", "transformer_lab.evaluate", *arguments]
+    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=300)
+
+
 @pytest.mark.slow
-def test_the_command_line_takes_a_sweep_run_folder_and_reports_errors_in_one_line(tmp_path):
-    run = tmp_path / "experiment=x,model.pos_encoding=rotary"  # a sweep job's folder name
-    run.mkdir()
-    command = [sys.executable, "-m", "transformer_lab.evaluate", f"ckpt_path={run}"]
-    result = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=300)
-    assert result.returncode == 2
-    assert result.stderr.strip() == (
-        f"error: ckpt_path: {run}/checkpoints/last.ckpt does not exist; give a checkpoint "
+def test_the_command_line_evaluates_a_sweep_job_folder_and_reports_errors_in_one_line(
+    untrained_checkpoint, tmp_path
+):
+    path, _ = untrained_checkpoint
+    job = tmp_path / "model.norm=pre,seed=1"  # a sweep job's folder name: '=' and ','
+    (job / ".hydra").mkdir(parents=True)
+    (job / "checkpoints").mkdir()
+    shutil.copy(path, job / "checkpoints" / "last.ckpt")
+    empty = tmp_path / "experiment=x,model.pos_encoding=rotary"
+    empty.mkdir()
+    settings = ["beam_size=2", "samples=1", "data.test_size=16"]
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        done, failed = pool.map(
+            lambda arguments: evaluate_on_the_command_line(tmp_path, *arguments),
+            [[f"ckpt_path={job}", *settings], [f"ckpt_path={empty}"]],
+        )
+    assert sorted(tmp_path.iterdir()) == sorted([path, job, empty])  # nothing in the cwd
+
+    assert done.returncode == 0, done.stderr
+    written = job / "eval_test_size=16.json"
+    assert f"wrote {written}" in done.stdout.splitlines()
+    assert "sample generations (test split)" in done.stdout
+    results = json.loads(written.read_text())
+    assert results["checkpoint"] == str(job / "checkpoints" / "last.ckpt")
+    assert (results["global_step"], results["data"]) == (7, {"test_size": 16})
+    assert results["greedy"]["test/loss"] > 2.0  # untrained: about ln(16) nats a token
+    same = evaluate(eval_config(ckpt_path=path, samples=0, beam_size=2, **{"data.test_size": 16}))
+    for decoding in ("greedy", "beam"):
+        assert results[decoding] == pytest.approx(same[decoding], rel=1e-6), decoding
+
+    assert failed.returncode == 2
+    assert failed.stderr.strip() == (
+        f"error: ckpt_path: {empty}/checkpoints/last.ckpt does not exist; give a checkpoint "
         "file or a run folder that holds checkpoints/last.ckpt"
     )
-    assert list(tmp_path.iterdir()) == [run]  # nothing written
+    assert list(empty.iterdir()) == []
 
 
-def test_path_arguments_are_quoted_for_hydra_and_others_left_alone():
-    argv = [
-        "evaluate",
-        "ckpt_path=runs/a=1,b=2",
-        "output='x.json'",
-        "beam_size=2",
-        "ckpt_path=it's",
-    ]
-    assert quote_paths(argv) == [
-        "evaluate", "ckpt_path='runs/a=1,b=2'", "output='x.json'", "beam_size=2",
-        'ckpt_path="it\'s"',
-    ]  # fmt: skip
+def test_a_misspelt_setting_is_one_error_line_that_names_it(capsys):
+    with pytest.raises(SystemExit) as exit:
+        cli(["ckpt_path=run", "beem_size=3"])
+    assert exit.value.code == 2
+    assert capsys.readouterr().err == (
+        "error: beem_size is not a setting; allowed: ckpt_path, beam_size, length_penalty, "
+        "batch_size, samples, accelerator, data.test_size, data.test_long_size, "
+        "data.test_long_max_len, output\n"
+    )
+
+
+def test_help_shows_the_usage_and_the_documented_settings(capsys):
+    cli(["--help"])
+    said = capsys.readouterr().out
+    assert said.startswith("usage: python -m transformer_lab.evaluate (or tlab-eval) ckpt_path=")
+    assert said.endswith((CONF_DIR / "evaluate.yaml").read_text())

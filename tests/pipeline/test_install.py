@@ -26,8 +26,10 @@ def pip(*args: str) -> None:
 
 
 @pytest.mark.slow
-def test_a_wheel_in_a_fresh_venv_trains_from_an_empty_folder(tmp_path, one_thread_env):
-    """Honest and fast (about 30 s on 2 cores; the training run is most of it).
+def test_a_wheel_in_a_fresh_venv_trains_and_evaluates_from_an_empty_folder(
+    tmp_path, one_thread_env
+):
+    """Honest and fast (a minute at most on 2 cores; the training run is most of it).
 
     The wheel is built from a copy of what the repository ships (``src/`` with its
     ``conf`` link, ``conf/``, pyproject.toml, README.md) with this environment's setuptools,
@@ -63,7 +65,8 @@ def test_a_wheel_in_a_fresh_venv_trains_from_an_empty_folder(tmp_path, one_threa
                           capture_output=True, text=True)  # fmt: skip
     assert done.returncode == 0, done.stderr
     (run,) = (empty / "outputs" / "runs").iterdir()
-    assert json.loads((run / "metrics.json").read_text())["global_step"] == 20
+    metrics = json.loads((run / "metrics.json").read_text())
+    assert metrics["global_step"] == 20
 
     environment = json.loads((run / "environment.json").read_text())
     version = re.search(r'^version = "(.+)"', (REPO / "pyproject.toml").read_text(), re.M)[1]
@@ -76,3 +79,10 @@ def test_a_wheel_in_a_fresh_venv_trains_from_an_empty_folder(tmp_path, one_threa
     events = EventAccumulator(str(run), size_guidance={"tensors": 0})
     events.Reload()
     assert "environment/text_summary" in events.Tags()["tensors"]
+
+    done = subprocess.run([venv / "bin" / "tlab-eval", f"ckpt_path={run}", "samples=0"],
+                          cwd=empty, env=env, capture_output=True, text=True)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    evaluated = json.loads((run / "eval.json").read_text())
+    assert evaluated["global_step"] == 20
+    assert evaluated["greedy"]["test/seq_acc"] == pytest.approx(metrics["test/seq_acc"])

@@ -54,8 +54,10 @@ def test_constant_and_zero_warmup_start_at_the_lr():
     assert learning_rates("noam", 3, warmup=0) == pytest.approx([LR, LR / 2**0.5, LR / 3**0.5])
 
 
-@pytest.mark.parametrize(("schedule", "warmup", "named"),
-                         [("cosine", 10, "schedule='cosine'"), ("noam", -1, "warmup_steps")])  # fmt: skip
+BAD = [("cosine", 10, "schedule='cosine'"), ("noam", -1, "warmup_steps")]
+
+
+@pytest.mark.parametrize(("schedule", "warmup", "named"), BAD)
 def test_a_bad_schedule_is_refused_when_the_module_is_built(schedule, warmup, named):
     with pytest.raises(ValueError, match=named):
         learning_rates(schedule, 1, warmup)

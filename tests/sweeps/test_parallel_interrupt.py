@@ -16,9 +16,15 @@ import pytest
 import torch
 
 STEPS = 200
-JOB = ["experiment=smoke", "data.train_size=384", f"trainer.max_steps={STEPS}",
-       "trainer.val_check_interval=20", "~callbacks.norm_comparison",
-       "~callbacks.attention_maps", "callbacks.last_checkpoint.every_n_train_steps=1000"]  # fmt: skip
+JOB = [
+    "experiment=smoke",
+    "data.train_size=384",
+    f"trainer.max_steps={STEPS}",
+    "trainer.val_check_interval=20",
+    "~callbacks.norm_comparison",
+    "~callbacks.attention_maps",
+    "callbacks.last_checkpoint.every_n_train_steps=1000",
+]  # only the signal's own save
 STOPPED = re.compile(r"\] stopped +(\S+)  at step (\d+)  \(\d+ s\)  resume: (.+)$", re.M)
 
 

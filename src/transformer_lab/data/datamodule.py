@@ -93,6 +93,12 @@ class SyntheticDataModule(lightning.LightningDataModule):
         hp = self.hparams
         return (hp.test_long_max_len if hp.test_long_size > 0 else hp.max_len) + 1
 
+    def missing_positions(self, model_max_len: int) -> int:
+        """How many positions a model with ``model_max_len`` of them lacks for the longest
+        sequence of any split; 0 when it holds them all. Training and evaluation each name
+        the setting that would fix it (``model.max_len``, ``data.test_long_max_len``)."""
+        return max(0, self.max_seq_len - model_max_len)
+
     @property
     def test_split_names(self) -> list[str]:
         """Names of the test splits, in the order of :meth:`test_dataloader`'s loaders."""

@@ -1,0 +1,23 @@
+"""Where a run keeps its checkpoints, and which run a checkpoint belongs to.
+
+A run folder is what training leaves: Hydra writes the config as given into its
+``.hydra/``, and the checkpoint callbacks (``conf/callbacks/default.yaml``) write
+``checkpoints/last.ckpt`` and ``checkpoints/best.ckpt``. Evaluation takes a run folder for
+its last checkpoint and writes ``eval.json`` into the checkpoint's run; a resumed run goes
+on writing in it.
+"""
+
+from pathlib import Path
+
+
+def last_checkpoint(run: Path) -> Path:
+    """The checkpoint a run saved last: periodically, when stopped, and at its end."""
+    return run / "checkpoints" / "last.ckpt"
+
+
+def run_folder_of(checkpoint: Path) -> Path | None:
+    """The run folder holding ``checkpoint`` (``<run>/checkpoints/<name>.ckpt`` beside
+    ``<run>/.hydra``), or None for a checkpoint kept anywhere else."""
+    folder = checkpoint.resolve().parent
+    run = folder.parent
+    return run if folder.name == "checkpoints" and (run / ".hydra").is_dir() else None
