@@ -13,21 +13,24 @@ from pathlib import Path
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
+from transformer_lab.report.runs import read_jobs
+
 log = logging.getLogger(__name__)
 
 
 def summarize_sweep(sweep_dir: Path) -> dict:
-    jobs = sorted(p for p in sweep_dir.iterdir() if (p / ".hydra").is_dir())
-    failed = {p.name: json.loads((p / "failed.json").read_text()) for p in jobs
-              if (p / "failed.json").is_file()}  # fmt: skip
-    finished = [p for p in jobs if (p / "metrics.json").is_file()]
-    diverged = [p.name for p in finished
-                if json.loads((p / "metrics.json").read_text()).get("diverged")]  # fmt: skip
+    """What ``summary.json`` says: the jobs counted, diverged and failed as the report sees
+    them (:func:`~transformer_lab.report.runs.read_jobs`)."""
+    runs = read_jobs(sweep_dir)
     return {
-        "jobs": len(jobs),
-        "finished": len(finished),
-        "diverged": diverged,
-        "failed": {name: f"{f['error']}: {f['message']}" for name, f in failed.items()},
+        "jobs": len(runs),
+        "finished": sum(run.finished for run in runs),
+        "diverged": [run.name for run in runs if run.diverged],
+        "failed": {
+            run.name: f"{run.failure['error']}: {run.failure['message']}"
+            for run in runs
+            if run.failure is not None
+        },
     }
 
 
