@@ -105,7 +105,7 @@ def end_line(job_dir: Path) -> str:
     """``done``, ``diverged`` or ``failed`` and what the job's files say about it."""
     run = read_run(job_dir)
     if run.failure:
-        return f"failed    {run.name}  {run.failure['error']}: {run.failure['message']}"
+        return f"failed    {run.name}  {run.failure_reason}"
     if run.diverged:
         return f"diverged  {run.name}  at step {run.metrics['diverged_at_step']}"
     if run.finished:

@@ -26,11 +26,7 @@ def summarize_sweep(sweep_dir: Path) -> dict:
         "jobs": len(runs),
         "finished": sum(run.finished for run in runs),
         "diverged": [run.name for run in runs if run.diverged],
-        "failed": {
-            run.name: f"{run.failure['error']}: {run.failure['message']}"
-            for run in runs
-            if run.failure is not None
-        },
+        "failed": {run.name: run.failure_reason for run in runs if run.failure is not None},
     }
 
 

@@ -47,6 +47,14 @@ class Run:
     def diverged(self) -> bool:
         return bool(self.metrics and self.metrics.get("diverged"))
 
+    @property
+    def failure_reason(self) -> str | None:
+        """``error: message`` of ``failed.json``, as the summary, the report and the
+        terminal line of a parallel job give it; None unless the job failed."""
+        if self.failure is None:
+            return None
+        return f"{self.failure.get('error')}: {self.failure.get('message')}"
+
     @cached_property
     def scalars(self) -> dict[str, Points]:
         """Every TensorBoard scalar tag as ``[(step, value), ...]``, in step order."""
