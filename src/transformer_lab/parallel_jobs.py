@@ -140,7 +140,7 @@ def end_line(job_dir: Path, seconds: float) -> str:
         resume = resume_command(stop.checkpoint)
         return f"stopped   {run.name}  at step {stop.step}  {took}  resume: {resume}"
     if run.failure:
-        return f"failed    {run.name}  {run.failure['error']}: {run.failure['message']}  {took}"
+        return f"failed    {run.name}  {run.failure_reason}  {took}"
     if run.diverged:
         return f"diverged  {run.name}  at step {run.metrics['diverged_at_step']}  {took}"
     if run.finished:

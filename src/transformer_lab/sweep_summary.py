@@ -2,7 +2,8 @@
 
 A failing job does not stop the sweep (``train.main`` records ``failed.json`` and returns),
 so this Hydra callback is where the sweep says what went wrong: it prints one line per
-failed job, writes ``summary.json`` into the sweep folder and exits 1 if any job failed.
+failed job, writes ``summary.json`` into the sweep folder and exits 1 if any job failed,
+or 130 if Ctrl-C stopped a parallel sweep (:mod:`transformer_lab.parallel_jobs`).
 """
 
 import json
@@ -15,27 +16,30 @@ from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
 from transformer_lab.parallel_jobs import STOP_FILE
+from transformer_lab.report.runs import read_jobs
 
 log = logging.getLogger(__name__)
 
 
 def summarize_sweep(sweep_dir: Path) -> dict:
-    jobs = sorted(p for p in sweep_dir.iterdir() if (p / ".hydra").is_dir())
-    failed = {p.name: json.loads((p / "failed.json").read_text()) for p in jobs
-              if (p / "failed.json").is_file()}  # fmt: skip
-    finished = [p for p in jobs if (p / "metrics.json").is_file()]
-    unfinished = {p.name: "resumable from checkpoints/last.ckpt"
-                  if (p / "checkpoints" / "last.ckpt").is_file() else "no checkpoint"
-                  for p in jobs if p not in finished and p.name not in failed}  # fmt: skip
-    diverged = [p.name for p in finished
-                if json.loads((p / "metrics.json").read_text()).get("diverged")]  # fmt: skip
+    """What ``summary.json`` says: the jobs counted, diverged and failed as the report sees
+    them (:func:`~transformer_lab.report.runs.read_jobs`), and the jobs that did not end
+    (stopped by Ctrl-C, killed, or never started), resumable or not."""
+    runs = read_jobs(sweep_dir)
     return {
-        "jobs": len(jobs),
-        "finished": len(finished),
-        "diverged": diverged,
-        "failed": {name: f"{f['error']}: {f['message']}" for name, f in failed.items()},
-        "unfinished": unfinished,  # stopped by Ctrl-C, killed, or never started
+        "jobs": len(runs),
+        "finished": sum(run.finished for run in runs),
+        "diverged": [run.name for run in runs if run.diverged],
+        "failed": {run.name: run.failure_reason for run in runs if run.failure is not None},
+        "unfinished": {
+            run.name: _resumable(run) for run in runs if not run.finished and run.failure is None
+        },
     }
+
+
+def _resumable(run) -> str:
+    has_checkpoint = (run.path / "checkpoints" / "last.ckpt").is_file()
+    return "resumable from checkpoints/last.ckpt" if has_checkpoint else "no checkpoint"
 
 
 class SweepSummary(Callback):

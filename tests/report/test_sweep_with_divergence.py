@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from transformer_lab.report.runs import read_run
+from transformer_lab.report.runs import read_jobs
 
 pytestmark = pytest.mark.slow  # the shared sweep takes ~15 s
 
@@ -12,7 +12,7 @@ pytestmark = pytest.mark.slow  # the shared sweep takes ~15 s
 def test_a_sweep_with_diverging_jobs_exits_0_and_completes_the_other_jobs(tiny_sweep):
     result, sweep = tiny_sweep
     assert result.returncode == 0, result.stderr[-3000:]
-    jobs = [read_run(p) for p in sorted(sweep.iterdir()) if (p / ".hydra").is_dir()]
+    jobs = read_jobs(sweep)
     assert len(jobs) == 4
     for job in jobs:
         huge = float(job.overrides["model.lr"]) > 1

@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from transformer_lab.report import main as report
-from transformer_lab.report.runs import read_run
+from transformer_lab.report.runs import read_jobs
 from transformer_lab.threads import cores, threads_per_job
 
 pytestmark = pytest.mark.slow  # four tiny jobs, two at a time: ~40 s on 2 cores
@@ -36,8 +36,7 @@ def sweep(tmp_path_factory, one_thread_env):
 
 def jobs(folder) -> dict:
     """The sweep's jobs by learning rate."""
-    runs = [read_run(p) for p in folder.iterdir() if (p / ".hydra").is_dir()]
-    return {float(run.overrides["model.lr"]): run for run in runs}
+    return {float(run.overrides["model.lr"]): run for run in read_jobs(folder)}
 
 
 def test_the_failing_job_is_recorded_the_others_finish_and_the_sweep_exits_1(sweep):

@@ -215,6 +215,30 @@ def _top_candidates(
     return top, index // vocab, index % vocab
 
 
+def _beam_step(
+    model: Seq2SeqTransformer,
+    memory: torch.Tensor,
+    src: torch.Tensor,
+    beams: _Beams,
+    best: _Best,
+    length_penalty: float,
+) -> None:
+    """Extend every live hypothesis by one token.
+
+    Of each source's top ``K`` candidates, the best that ends in EOS is offered to ``best``;
+    the ``K`` best that do not end there become the new beams.
+    """
+    k = beams.scores.size(1)
+    length = beams.tokens.size(1)  # each candidate's generated tokens: those after BOS + 1
+    logits = _next_logits(model, beams.tokens, memory, src, beams.cache)  # [B*K, V]
+    top, beam, token = _top_candidates(beams.scores, logits.log_softmax(-1))  # [B, 2K]
+    finished = top[:, :k].masked_fill(token[:, :k] != EOS, float("-inf"))  # [B, K]
+    finished_score, j = (finished / _length_penalty(length, length_penalty)).max(1)
+    ended = beams.tokens[beams.rows(beam.gather(1, j[:, None]))]  # [B, length]
+    best.offer(torch.cat((ended, torch.full_like(ended[:, :1], EOS)), 1), finished_score)
+    beams.advance(top, beam, token)
+
+
 def beam_search(
     model: Seq2SeqTransformer,
     src: torch.Tensor,
@@ -250,15 +274,8 @@ def beam_search(
         # a live hypothesis ends with a log-probability <= its score now (<= 0) and with at
         # most max_new_tokens tokens, so it can score at most score / reach in the end
         reach = _length_penalty(max_new_tokens, length_penalty)
-        for step in range(max_new_tokens):
-            length = step + 1  # generated tokens of every candidate of this step
-            logits = _next_logits(model, beams.tokens, memory, src, beams.cache)  # [B*K, V]
-            top, beam, token = _top_candidates(beams.scores, logits.log_softmax(-1))  # [B, 2K]
-            finished = top[:, :k].masked_fill(token[:, :k] != EOS, float("-inf"))  # [B, K]
-            finished_score, j = (finished / _length_penalty(length, length_penalty)).max(1)
-            ended = beams.tokens[beams.rows(beam.gather(1, j[:, None]))]  # [B, length]
-            best.offer(torch.cat((ended, torch.full_like(ended[:, :1], EOS)), 1), finished_score)
-            beams.advance(top, beam, token)
+        for _ in range(max_new_tokens):
+            _beam_step(model, memory, src, beams, best, length_penalty)
             if bool((best.score >= beams.scores.max(1).values / reach).all()):
                 break
 

@@ -90,14 +90,8 @@ class Seq2SeqTransformer(nn.Module):
             norm_type=norm_type, activation=activation, alpha=enc_alpha,
         )  # fmt: skip
         decoder = dataclasses.replace(encoder, alpha=dec_alpha)
-        self.encoder_layers = nn.ModuleList(
-            EncoderLayer(encoder) for _ in range(num_encoder_layers)
-        )
-        self.encoder_norm = final_norm(d_model, norm, norm_type)
-        self.decoder_layers = nn.ModuleList(
-            DecoderLayer(decoder) for _ in range(num_decoder_layers)
-        )
-        self.decoder_norm = final_norm(d_model, norm, norm_type)
+        self.encoder_layers, self.encoder_norm = _stack(EncoderLayer, encoder, num_encoder_layers)
+        self.decoder_layers, self.decoder_norm = _stack(DecoderLayer, decoder, num_decoder_layers)
         self.output = nn.Linear(d_model, tgt_vocab_size)
         if tie_embeddings:
             self.output.weight = self.tgt_embed.weight
@@ -220,6 +214,17 @@ class Seq2SeqTransformer(nn.Module):
         beam search live beside it in :mod:`.decoding`.
         """
         return decoding.greedy(self, src, max_new_tokens, use_cache)
+
+
+def _stack(
+    layer: type[EncoderLayer | DecoderLayer], config: LayerConfig, num_layers: int
+) -> tuple[nn.ModuleList, nn.Module]:
+    """``num_layers`` layers built from ``config``, then the norm that closes the stack.
+
+    Encoder and decoder stacks differ only in their layer class and deepnorm's ``alpha``.
+    """
+    layers = nn.ModuleList(layer(config) for _ in range(num_layers))
+    return layers, final_norm(config.d_model, config.norm, config.norm_type)
 
 
 def _check_arguments(dropout: float, **sizes: int) -> None:

@@ -31,7 +31,7 @@ def _unfinished_lines(sweep: Sweep) -> list[str]:
     lines = []
     for run in sweep.unfinished:
         if run.failure:
-            why = f"failed: {run.failure.get('error')}: {run.failure.get('message')}"
+            why = f"failed: {run.failure_reason}"
         else:
             why = "no metrics.json yet: still running, or stopped before the end"
         lines.append(f"- `{run.name}`: {why}")

@@ -1,8 +1,10 @@
 """Reading a multirun sweep: its jobs, what each varied, and what each produced.
 
-A job folder is any subfolder with ``.hydra/overrides.yaml``. A job is *finished* when it
-wrote ``metrics.json`` (a diverged job is finished: divergence is a result), *failed* when
-it left ``failed.json``, and *incomplete* otherwise (still running, or killed).
+A job folder is any subfolder with ``.hydra/overrides.yaml``, which Hydra writes before the
+job starts, so a job that fails at once is a job too. A job is *finished* when it wrote
+``metrics.json`` (a diverged job is finished: divergence is a result), *failed* when it
+left ``failed.json``, and *incomplete* otherwise (still running, or killed). The sweep
+summary at the end of every multirun and the report both read a sweep here.
 
 Runs are grouped into configurations by the overrides that vary across the sweep, except
 the replicate key (``seed``): runs of one configuration differ only by their seed.
@@ -45,6 +47,14 @@ class Run:
     def diverged(self) -> bool:
         return bool(self.metrics and self.metrics.get("diverged"))
 
+    @property
+    def failure_reason(self) -> str | None:
+        """``error: message`` of ``failed.json``, as the summary, the report and the
+        terminal line of a parallel job give it; None unless the job failed."""
+        if self.failure is None:
+            return None
+        return f"{self.failure.get('error')}: {self.failure.get('message')}"
+
     @cached_property
     def scalars(self) -> dict[str, Points]:
         """Every TensorBoard scalar tag as ``[(step, value), ...]``, in step order."""
@@ -70,6 +80,13 @@ def read_run(path: Path) -> Run:
     pairs = (item.split("=", 1) for item in items if "=" in item)
     overrides = {override_key(key): value for key, value in pairs}
     return Run(path, overrides, _read_json(path / "metrics.json"), _read_json(path / "failed.json"))
+
+
+def read_jobs(path: Path) -> list[Run]:
+    """Every job of the multirun folder ``path``, in name order; other subfolders (the
+    report's ``report/``, submitit's ``.submitit/``) are no jobs."""
+    jobs = sorted(p.parent.parent for p in path.glob("*/.hydra/overrides.yaml"))
+    return [read_run(job) for job in jobs]
 
 
 def group_runs(runs: list[Run], keys: list[str]) -> dict[tuple[str, ...], list[Run]]:
@@ -145,10 +162,10 @@ def load_sweep(path: Path, replicate_key: str = "seed") -> Sweep:
             f"{path} is a single run, not a sweep; pass a multirun folder "
             "(outputs/multirun/<time>/) whose subfolders are the jobs"
         )
-    jobs = sorted(p.parent.parent for p in path.glob("*/.hydra/overrides.yaml"))
-    if not jobs:
+    runs = read_jobs(path)
+    if not runs:
         raise NotASweep(
             f"{path} holds no job folders (subfolders with .hydra/overrides.yaml); "
             "pass a multirun folder, e.g. outputs/multirun/<time>/"
         )
-    return Sweep(path, [read_run(job) for job in jobs], replicate_key)
+    return Sweep(path, runs, replicate_key)
