@@ -28,6 +28,9 @@ COMPARISONS = (
 )
 
 
+pytestmark = pytest.mark.slow  # a real --quick benchmark run in a subprocess
+
+
 @pytest.fixture(scope="module")
 def rows(tmp_path_factory):
     folder = tmp_path_factory.mktemp("bench")

@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+
 from transformer_lab.report import write_report
 from transformer_lab.report.provenance import provenance_section
 from transformer_lab.report.runs import load_sweep
@@ -37,6 +39,7 @@ def test_jobs_on_different_commits_or_a_dirty_tree_are_a_warning_naming_them(tmp
     assert f"- transformer_lab 0.1.0, commit {'b' * 12}: `seed=2`" in text
 
 
+@pytest.mark.slow
 def test_a_real_sweeps_report_has_the_section(tiny_sweep):
     _, sweep = tiny_sweep
     text = write_report(sweep).read_text()
