@@ -129,14 +129,12 @@ def _back_to_terminal() -> None:
     os.dup2(_terminal[1], 2)
 
 
-def end_line(job_dir: Path, seconds: float) -> str:
+def end_line(job_dir: Path, seconds: float, stop: Interrupted | None) -> str:
     """``done``, ``diverged``, ``failed`` or ``stopped``, what the job's files or its stop
     say about it, and how long it took; a stopped job's line ends with its resume command,
     to copy whole."""
-    global _stopped
     run, took = read_run(job_dir), f"({seconds:.0f} s)"
-    if _stopped:
-        stop, _stopped = _stopped, None
+    if stop:
         resume = resume_command(stop.checkpoint)
         return f"stopped   {run.name}  at step {stop.step}  {took}  resume: {resume}"
     if run.failure:
@@ -202,5 +200,7 @@ class ParallelJobs(Callback):
         _back_to_terminal()
         for handler in self.console_handlers:
             logging.getLogger().addHandler(handler)
+        global _stopped
+        stop, _stopped = _stopped, None  # this job's stop is not the next one's
         seconds = time.perf_counter() - self.started
-        _say(end_line(Path(config.hydra.runtime.output_dir), seconds))
+        _say(end_line(Path(config.hydra.runtime.output_dir), seconds, stop))

@@ -17,6 +17,7 @@ from omegaconf import DictConfig
 
 from transformer_lab.parallel_jobs import STOP_FILE
 from transformer_lab.report.runs import read_jobs
+from transformer_lab.run_folder import last_checkpoint
 
 log = logging.getLogger(__name__)
 
@@ -37,9 +38,11 @@ def summarize_sweep(sweep_dir: Path) -> dict:
     }
 
 
+RESUMABLE, NO_CHECKPOINT = "resumable from checkpoints/last.ckpt", "no checkpoint"
+
+
 def _resumable(run) -> str:
-    has_checkpoint = (run.path / "checkpoints" / "last.ckpt").is_file()
-    return "resumable from checkpoints/last.ckpt" if has_checkpoint else "no checkpoint"
+    return RESUMABLE if last_checkpoint(run.path).is_file() else NO_CHECKPOINT
 
 
 class SweepSummary(Callback):
@@ -57,7 +60,7 @@ class SweepSummary(Callback):
         stop_file = sweep_dir / STOP_FILE
         if stop_file.exists():  # Ctrl-C in a parallel sweep (parallel_jobs.py)
             stop_file.unlink()
-            saved = sum(state != "no checkpoint" for state in summary["unfinished"].values())
+            saved = sum(state == RESUMABLE for state in summary["unfinished"].values())
             log.warning(
                 "sweep stopped by Ctrl-C: %d jobs saved their last.ckpt (resume commands "
                 "above), %d did not start", saved, len(summary["unfinished"]) - saved,

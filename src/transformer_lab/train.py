@@ -183,14 +183,14 @@ def final_metrics(trainer, module, datamodule, diverged_at: int | None) -> dict[
     return metrics
 
 
-def record_run(cfg, trainer, output_dir: Path, metrics: dict, diverged_at, train_seconds) -> None:
+def record_run(cfg, trainer, output_dir: Path, metrics: dict, diverged_at, train_seconds) -> dict:
     """metrics.json and the HPARAMS entry, both with what the val/seq_acc curve says (the
-    best value, the steps to the target), read back from the run's own events."""
+    best value, the steps to the target), read back from the run's own events; returns
+    those curve metrics."""
     for logger in trainer.loggers:
         logger.save()  # the events on disk, to read the val/seq_acc curve back
     curve = curve_metrics(read_scalars(output_dir).get(CURVE_TAG, []), cfg.target_seq_acc)
-    metrics |= curve
-    record = dict(sorted(metrics.items()))
+    record = dict(sorted((metrics | curve).items()))
     record |= {"global_step": trainer.global_step, "train_seconds": round(train_seconds, 1)}
     record["torch_threads"] = torch.get_num_threads()  # pinned in a parallel sweep
     record |= {"diverged": diverged_at is not None, "diverged_at_step": diverged_at}
@@ -198,6 +198,7 @@ def record_run(cfg, trainer, output_dir: Path, metrics: dict, diverged_at, train
     run = {"run/diverged": metrics["diverged"], "run/train_seconds": train_seconds}
     params, overridden = run_hparams(cfg, HydraConfig.get().overrides.task)
     write_hparams(trainer, params, overridden, metric_names(cfg), curve | run)
+    return curve
 
 
 def train(cfg: DictConfig) -> dict[str, float]:
@@ -221,7 +222,7 @@ def train(cfg: DictConfig) -> dict[str, float]:
     diverged_at = diverged_at_step(trainer)
     metrics = final_metrics(trainer, module, datamodule, diverged_at)
     if trainer.is_global_zero:
-        record_run(cfg, trainer, output_dir, metrics, diverged_at, train_seconds)
+        metrics |= record_run(cfg, trainer, output_dir, metrics, diverged_at, train_seconds)
         summarize(module, datamodule, metrics, cfg.samples)
         log.info("metrics: %s", output_dir.resolve() / "metrics.json")
     return metrics
