@@ -4,8 +4,11 @@ Design choices, and why:
 
 - **Held out for real.** Every source sequence in the data module is distinct, so a
   val/test source has never been seen in training, and measured accuracy is
-  generalisation, not recall. When the space of sequences is too small for the
-  requested sizes, ``__init__`` says so instead of looping or silently duplicating.
+  generalisation, not recall. The splits are drawn in layers (train, then val excluding
+  train, then test excluding both), so train never depends on the held-out sizes, and
+  a test split of another size (``evaluate data.test_size=...``) is still disjoint from
+  the run's train and val. When the space of sequences is too small for the requested
+  sizes, ``__init__`` says so instead of looping or silently duplicating.
 - **Deterministic from ``seed`` alone.** Generation and the shuffle draw from named
   random streams of ``seed`` (:mod:`.streams`), so rerunning a saved config rebuilds
   identical splits and identical batch orders, whatever else the run seeds or draws.
@@ -26,6 +29,10 @@ from transformer_lab.data.split import Batch, Split, collate
 from transformer_lab.data.streams import random_stream
 from transformer_lab.data.tasks import TASKS
 from transformer_lab.tokens import FIRST_CONTENT
+
+# The splits of lengths min_len..max_len, in the order they are drawn: each excludes the
+# sources of those before it.
+DRAW_ORDER = ("train", "val", "test")
 
 
 class SyntheticDataModule(lightning.LightningDataModule):
@@ -117,17 +124,15 @@ class SyntheticDataModule(lightning.LightningDataModule):
             return
         hp = self.hparams
         task, num_words = TASKS[hp.task], hp.vocab_size - FIRST_CONTENT
-        sizes = {"train": hp.train_size, "val": hp.val_size, "test": hp.test_size}
-        # One pool of distinct sources cut into the splits: that is what makes them disjoint.
-        pool = generate(
-            task, sum(sizes.values()), num_words, hp.min_len, hp.max_len,
-            random_stream(hp.seed, "data"),
-        )  # fmt: skip
-        splits = {}
-        start = 0
-        for name, size in sizes.items():
-            splits[name] = Split(name, *(part[start : start + size] for part in pool))
-            start += size
+        # Drawn in layers, each from its own stream and excluding the sources of the splits
+        # before it: train depends on its own size alone and val on train's, so changing
+        # test_size (a sweep, or evaluate) leaves train and val as they were.
+        space = (num_words, hp.min_len, hp.max_len)
+        splits, sources = {}, []
+        for name in DRAW_ORDER:
+            stream = random_stream(hp.seed, name)
+            splits[name] = Split(name, *generate(task, hp[f"{name}_size"], *space, stream, sources))
+            sources.append(splits[name].src)
         if hp.test_long_size > 0:
             long = generate(
                 task, hp.test_long_size, num_words, hp.max_len + 1, hp.test_long_max_len,
@@ -224,18 +229,29 @@ def _check_settings(hp: AttributeDict) -> None:
 
 
 def _check_room(hp: AttributeDict) -> None:
-    """A ValueError unless the lengths hold as many distinct sources as the splits ask."""
+    """A ValueError unless the lengths hold as many distinct sources as the splits ask.
+
+    The splits are drawn one after the other (:data:`DRAW_ORDER`), each excluding the
+    sources of those before it, so each has room for what the earlier ones left.
+    """
     num_words = hp.vocab_size - FIRST_CONTENT
-    requested = hp.train_size + hp.val_size + hp.test_size
     available = num_sequences(num_words, hp.min_len, hp.max_len)
-    if requested > available:
-        raise ValueError(
-            f"train_size + val_size + test_size = {hp.train_size} + {hp.val_size} + "
-            f"{hp.test_size} = {requested} distinct sources requested, but "
-            f"vocab_size={hp.vocab_size} ({num_words} content ids) with lengths "
-            f"{hp.min_len}..{hp.max_len} has only {available} distinct sequences; "
-            "lower the sizes or raise vocab_size/max_len"
-        )
+    space = (
+        f"vocab_size={hp.vocab_size} ({num_words} content ids) with lengths "
+        f"{hp.min_len}..{hp.max_len} has {available} distinct sequences"
+    )
+    earlier, taken = [], 0
+    for name in DRAW_ORDER:
+        size = hp[f"{name}_size"]
+        if size > available - taken:
+            held = f", {taken} of them in {' and '.join(earlier)}, which {name} never repeats"
+            raise ValueError(
+                f"{name}_size={size} distinct {name} sources requested, but {space}"
+                f"{held if earlier else ''}; allowed: {name}_size <= {available - taken} "
+                "(or raise vocab_size/max_len)"
+            )
+        earlier.append(name)
+        taken += size
     if hp.test_long_size > 0:
         available = num_sequences(num_words, hp.max_len + 1, hp.test_long_max_len)
         if hp.test_long_size > available:
