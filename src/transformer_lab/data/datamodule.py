@@ -12,6 +12,9 @@ Design choices, and why:
 - **Deterministic from ``seed`` alone.** Generation and the shuffle draw from named
   random streams of ``seed`` (:mod:`.streams`), so rerunning a saved config rebuilds
   identical splits and identical batch orders, whatever else the run seeds or draws.
+- **Counted once under DDP.** Each process evaluates its own shard of
+  val/test without the repeats Lightning's padding sampler adds (which the summed metrics
+  would count), and trains on its share of the epoch's one order (:mod:`.sampler`).
 - **Never the bottleneck.** Each split is generated with a handful of tensor ops
   (:mod:`.generation`), stored pre-padded, and a batch is served by fancy indexing
   (:class:`.Split`), trimmed to its longest row so short batches stay short.
@@ -24,7 +27,7 @@ from lightning.fabric.utilities.data import AttributeDict
 from torch.utils.data import DataLoader, Sampler
 
 from transformer_lab.data.generation import generate, num_sequences
-from transformer_lab.data.sampler import EpochShuffle
+from transformer_lab.data.sampler import EpochShuffle, EvalShard
 from transformer_lab.data.split import Batch, Split, collate
 from transformer_lab.data.streams import random_stream
 from transformer_lab.data.tasks import TASKS
@@ -141,12 +144,19 @@ class SyntheticDataModule(lightning.LightningDataModule):
             splits["test_long"] = Split("test_long", *long)
         self._splits = splits
 
-    def _loader(self, split: Split, sampler: Sampler[int] | None = None) -> DataLoader:
+    def _ranks(self) -> tuple[int, int]:
+        """``(num_replicas, rank)`` of this process: ``(1, 0)`` unless a distributed trainer
+        runs it. The samplers shard by these themselves, so Lightning adds none of its own."""
+        trainer = self.trainer
+        kwargs = trainer.distributed_sampler_kwargs if trainer is not None else None
+        return (kwargs["num_replicas"], kwargs["rank"]) if kwargs else (1, 0)
+
+    def _loader(self, split: Split, sampler: Sampler[int]) -> DataLoader:
         num_workers = self.hparams.num_workers
         return DataLoader(
             split,
             batch_size=self.batch_size,
-            sampler=sampler,  # None: in order
+            sampler=sampler,
             drop_last=False,
             collate_fn=collate,
             num_workers=num_workers,
@@ -159,28 +169,36 @@ class SyntheticDataModule(lightning.LightningDataModule):
         )
 
     def train_dataloader(self) -> DataLoader:
-        """Shuffled per epoch; after a resume, positioned at the first batch not yet trained.
-
-        Lightning restores the step counter before it asks for this loader, and every epoch
-        has the same number of batches, so the position follows from ``global_step`` alone
-        (one batch per optimizer step times ``accumulate_grad_batches``).
-        """
+        """Shuffled per epoch, this rank's share; after a resume, positioned at the first
+        batch not yet trained (from the restored ``global_step``, see
+        :meth:`.EpochShuffle.resume`)."""
         train = self.splits["train"]
-        sampler = EpochShuffle(len(train), self.hparams.seed)
+        sampler = EpochShuffle(len(train), self.hparams.seed, *self._ranks())
         trainer = self.trainer
-        if trainer is not None and trainer.global_step > 0:
-            per_epoch = -(-len(train) // self.batch_size)
-            batches_done = trainer.global_step * trainer.accumulate_grad_batches
-            sampler.skip = (batches_done - trainer.current_epoch * per_epoch) % per_epoch
-            sampler.skip *= self.batch_size
+        if trainer is not None:
+            sampler.resume(trainer.global_step, trainer.accumulate_grad_batches, self.batch_size)
         return self._loader(train, sampler)
 
+    def _eval_loader(self, name: str) -> DataLoader:
+        """``name``'s examples in order, this rank's shard of them without repeats.
+
+        Every rank needs at least one example: DDP syncs buffers at a rank's first
+        evaluation batch, so a rank with none would leave the others waiting.
+        """
+        split, (num_replicas, rank) = self.splits[name], self._ranks()
+        if len(split) < num_replicas:
+            raise ValueError(
+                f"{name}_size={len(split)} is smaller than the {num_replicas} processes that "
+                f"evaluate it; allowed: {name}_size >= {num_replicas}, or fewer devices"
+            )
+        return self._loader(split, EvalShard(split, num_replicas, rank))
+
     def val_dataloader(self) -> DataLoader:
-        return self._loader(self.splits["val"])
+        return self._eval_loader("val")
 
     def test_dataloader(self) -> DataLoader | list[DataLoader]:
         """The test loader, or ``[test, test_long]`` (see :attr:`test_split_names`)."""
-        loaders = [self._loader(self.splits[name]) for name in self.test_split_names]
+        loaders = [self._eval_loader(name) for name in self.test_split_names]
         return loaders if len(loaders) > 1 else loaders[0]
 
     def sample(self, split: str, n: int) -> Batch:
