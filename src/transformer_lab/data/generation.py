@@ -60,6 +60,11 @@ def length_counts(
     return counts
 
 
+def _place_values(num_words: int, length: int) -> torch.Tensor:
+    """What each of ``length`` digits is worth in base ``num_words``, first digit first: ``[L]``."""
+    return num_words ** torch.arange(length - 1, -1, -1)
+
+
 def _keys(rows: torch.Tensor, num_words: int) -> torch.Tensor:
     """What tells rows ``[N, L]`` of word ids ``0..num_words - 1`` apart: their numbers in
     base ``num_words`` ``[N]`` where those fit 63 bits (a 1-D ``torch.unique`` is some 20x
@@ -67,8 +72,7 @@ def _keys(rows: torch.Tensor, num_words: int) -> torch.Tensor:
     length = rows.shape[1]
     if num_words**length > 2**63 - 1:
         return rows
-    place = num_words ** torch.arange(length - 1, -1, -1)  # [L]
-    return (rows * place).sum(dim=1)  # [N]
+    return (rows * _place_values(num_words, length)).sum(dim=1)  # [N]
 
 
 def _first_occurrences(keys: torch.Tensor) -> torch.Tensor:
@@ -101,8 +105,7 @@ def distinct_words(
         # base num_words. The bound keeps the permutation dataset-sized.
         numbers = torch.randperm(capacity, generator=generator)  # [capacity]
         numbers = numbers[~torch.isin(numbers, _keys(taken, num_words))][:count]  # [count]
-        place = num_words ** torch.arange(length - 1, -1, -1)  # [length]
-        return numbers[:, None] // place % num_words + FIRST_CONTENT
+        return numbers[:, None] // _place_values(num_words, length) % num_words + FIRST_CONTENT
     # Sparse: draw with replacement and drop the taken rows with the repeats (the taken
     # rows come first, so the first occurrences of the draws are the new ones). At least
     # half of all sequences are still free, so each round keeps at least half its draws
