@@ -127,7 +127,14 @@ def load(path: Path) -> tuple[Seq2SeqLitModule, SyntheticDataModule, int | None]
 def with_test_splits(
     run_data: SyntheticDataModule, test_splits: dict, model_max_len: int
 ) -> SyntheticDataModule:
-    """The run's datamodule rebuilt with its test splits changed by ``test_splits``."""
+    """The run's datamodule rebuilt with its test splits changed by ``test_splits``.
+
+    Rebuilt from the run's settings, train and val come out as the run had them: each
+    split depends on its own size and on the splits drawn before it, never on later ones.
+    The new test split is drawn around both, so whatever its size it holds no source the
+    run trained or validated on (and at the run's own size it is the run's test split);
+    test_long has lengths past any of theirs.
+    """
     data = dict(run_data.hparams)
     if test_splits.get("test_long_max_len") and not test_splits.get(
         "test_long_size", data["test_long_size"]

@@ -1,17 +1,21 @@
 """SyntheticDataModule: batch layout, held-out splits, determinism, settings, workers."""
 
 import re
+from types import SimpleNamespace
 
+import lightning
 import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from torch.utils.data import DistributedSampler
 
 from transformer_lab.data import Split, SyntheticDataModule
 from transformer_lab.data.tasks import TASKS
 from transformer_lab.tokens import BOS, EOS, FIRST_CONTENT, PAD
 
 SMALL = dict(vocab_size=12, min_len=3, max_len=8, train_size=2000, val_size=200, test_size=200)
+FOURTEEN = dict(vocab_size=5, min_len=1, max_len=3)  # 2 content ids: 2 + 4 + 8 sequences
 
 
 def make(**overrides) -> SyntheticDataModule:
@@ -23,6 +27,11 @@ def make(**overrides) -> SyntheticDataModule:
 def words_of(split: Split) -> list[tuple[int, ...]]:
     """Each source's content words (the row up to its EOS), as tuples."""
     return [tuple(row[: n - 1].tolist()) for row, n in zip(split.src, split.src_len, strict=True)]
+
+
+def sources_of(src: torch.Tensor) -> list[tuple[int, ...]]:
+    """Each row of ``src [N, S]`` without its padding, as a tuple."""
+    return [tuple(row[row != PAD].tolist()) for row in src]
 
 
 def all_batches(loader) -> list[dict]:
@@ -192,20 +201,40 @@ def test_any_feasible_setting_gives_disjoint_splits_of_the_asked_sizes(
     assert all(FIRST_CONTENT <= t < vocab_size for w in every for t in w)
 
 
-def test_too_small_a_space_raises_with_sizes_and_count():
-    message = (
-        "train_size + val_size + test_size = 10 + 3 + 2 = 15 distinct sources requested, "
-        "but vocab_size=5 (2 content ids) with lengths 1..3 has only 14 distinct sequences"
-    )
+@pytest.mark.parametrize(
+    ("sizes", "message"),
+    [
+        (
+            (15, 1, 1),
+            "train_size=15 distinct train sources requested, but vocab_size=5 (2 content ids) "
+            "with lengths 1..3 has 14 distinct sequences; allowed: train_size <= 14",
+        ),
+        (
+            (10, 5, 1),
+            "val_size=5 distinct val sources requested, but vocab_size=5 (2 content ids) with "
+            "lengths 1..3 has 14 distinct sequences, 10 of them in train, which val never "
+            "repeats; allowed: val_size <= 4",
+        ),
+        (
+            (10, 3, 2),
+            "test_size=2 distinct test sources requested, but vocab_size=5 (2 content ids) with "
+            "lengths 1..3 has 14 distinct sequences, 13 of them in train and val, which test "
+            "never repeats; allowed: test_size <= 1",
+        ),
+    ],
+)
+def test_too_small_a_space_names_the_split_that_does_not_fit_and_its_maximum(sizes, message):
+    train_size, val_size, test_size = sizes
     with pytest.raises(ValueError, match=re.escape(message)):
         SyntheticDataModule(
-            vocab_size=5, min_len=1, max_len=3, train_size=10, val_size=3, test_size=2
+            **FOURTEEN, train_size=train_size, val_size=val_size, test_size=test_size
         )
+
+
+def test_too_small_a_space_for_test_long_raises_with_its_size_and_count():
+    long = dict(test_long_size=17, test_long_max_len=4)
     with pytest.raises(ValueError, match=r"test_long_size=17 .* lengths 4..4 has only 16 distinct"):
-        SyntheticDataModule(
-            vocab_size=5, min_len=1, max_len=3, train_size=5, val_size=1, test_size=1,
-            test_long_size=17, test_long_max_len=4,
-        )  # fmt: skip
+        SyntheticDataModule(**FOURTEEN, train_size=5, val_size=1, test_size=1, **long)
 
 
 # --- determinism ------------------------------------------------------------------------
@@ -236,7 +265,7 @@ def test_each_epoch_has_its_own_order_which_a_fresh_loader_reproduces(dm):
     epoch0, epoch1 = first_batch(loader), first_batch(loader)
     assert not torch.equal(epoch0, epoch1)  # reshuffled every epoch ...
     resumed = dm.train_dataloader()
-    resumed.sampler.set_epoch(1)  # ... what Lightning calls when resuming at epoch 1
+    resumed.sampler.resume(len(loader), 1, dm.batch_size)  # ... a run resumed at epoch 1
     assert torch.equal(first_batch(resumed), epoch1)
 
 
@@ -341,8 +370,6 @@ def test_two_workers_serve_a_batch(plain):
 @pytest.mark.filterwarnings("ignore:You passed in a `val_dataloader` but have no")
 @pytest.mark.filterwarnings("ignore:`isinstance\\(treespec, LeafSpec\\)` is deprecated")
 def test_lightning_epochs_follow_the_seeded_order_of_each_epoch(plain):
-    import lightning
-
     class FirstRows(lightning.LightningModule):
         def __init__(self):
             super().__init__()
@@ -368,11 +395,92 @@ def test_lightning_epochs_follow_the_seeded_order_of_each_epoch(plain):
         enable_model_summary=False,
     )
     trainer.fit(module, datamodule=make())
-    # Lightning calls sampler.set_epoch(e): epoch e's order is a function of (seed, e).
-    expected = []
-    for epoch in range(3):
-        loader = plain.train_dataloader()
-        loader.sampler.set_epoch(epoch)
-        expected.append(next(iter(loader))["src"][0].tolist())
+    # Epoch e's order is a function of (seed, e): what a fresh loader's e-th epoch serves.
+    loader = plain.train_dataloader()
+    expected = [next(iter(loader))["src"][0].tolist() for _ in range(3)]
     assert module.first_rows == expected
     assert len({tuple(row) for row in expected}) == 3
+
+
+class BatchRecorder(lightning.LightningModule):
+    """Records the source rows of every training batch it is given."""
+
+    def __init__(self):
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.zeros(1))
+        self.batches: list[list[list[int]]] = []
+
+    def training_step(self, batch, batch_idx):
+        self.batches.append(batch["src"].tolist())
+        return self.weight * batch["src"].float().mean()
+
+    def configure_optimizers(self):
+        return torch.optim.SGD(self.parameters(), lr=0.1)
+
+
+def fit_recorded(max_steps: int, ckpt_path=None) -> tuple[BatchRecorder, lightning.Trainer]:
+    module = BatchRecorder()
+    trainer = lightning.Trainer(
+        max_steps=max_steps,
+        accumulate_grad_batches=2,
+        limit_val_batches=0,
+        logger=False,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+    )
+    # 200 examples in batches of 16: 13 batches an epoch, whose last one steps alone
+    trainer.fit(module, datamodule=make(train_size=200, batch_size=16), ckpt_path=ckpt_path)
+    return module, trainer
+
+
+@pytest.mark.filterwarnings("ignore:You passed in a `val_dataloader` but have no")
+@pytest.mark.filterwarnings("ignore:.*ended before the epoch ended and your dataloader")
+@pytest.mark.filterwarnings("ignore:`isinstance\\(treespec, LeafSpec\\)` is deprecated")
+def test_a_run_resumed_from_a_checkpoint_saved_after_fit_trains_on_the_batches_it_had_left(
+    tmp_path,
+):
+    straight, _ = fit_recorded(max_steps=12)  # 7 steps in epoch 0, 5 in epoch 1
+    assert len(straight.batches) == 13 + 10
+    stopped, trainer = fit_recorded(max_steps=9)  # 4 batches into epoch 1 ...
+    trainer.save_checkpoint(tmp_path / "stopped.ckpt")  # ... saved after fit: loops closed
+    resumed, _ = fit_recorded(max_steps=12, ckpt_path=tmp_path / "stopped.ckpt")
+    assert len(stopped.batches) == 17
+    assert stopped.batches + resumed.batches == straight.batches
+
+
+def on_ranks(dm: SyntheticDataModule, world_size: int, rank: int) -> SyntheticDataModule:
+    """``dm`` as a distributed trainer's rank ``rank`` of ``world_size`` sees it: the two
+    things its loaders read of the trainer (a fresh start: step 0)."""
+    kwargs = {"num_replicas": world_size, "rank": rank}
+    dm.trainer = SimpleNamespace(
+        distributed_sampler_kwargs=kwargs, global_step=0, accumulate_grad_batches=1
+    )
+    return dm
+
+
+def test_distributed_ranks_get_loaders_lightning_keeps_which_serve_each_example_once():
+    dm = make(val_size=200, test_size=203, batch_size=16)  # 203 = 3 * 67 + 2
+    served: dict[str, list[tuple[int, ...]]] = {"train": [], "test": []}
+    train_batches = []
+    for rank in range(3):
+        on_ranks(dm, 3, rank)
+        test, train = dm.test_dataloader(), dm.train_dataloader()
+        # Lightning substitutes a padding sampler for any that is not a DistributedSampler
+        # (data_connector._requires_distributed_sampler); these it keeps as they are.
+        assert isinstance(test.sampler, DistributedSampler)
+        assert isinstance(train.sampler, DistributedSampler)
+        served["test"] += [words for batch in test for words in sources_of(batch["src"])]
+        served["train"] += [words for batch in train for words in sources_of(batch["src"])]
+        train_batches.append(len(train))
+    assert sorted(served["test"]) == sorted(sources_of(dm.splits["test"].src))  # none twice
+    assert train_batches == [42] * 3  # 2000 / 3 -> 667 a rank (one padded), in 42 batches
+    assert set(served["train"]) == set(sources_of(dm.splits["train"].src))
+    assert len(served["train"]) == 3 * 667
+
+
+def test_a_split_smaller_than_the_ranks_is_a_clear_error():
+    dm = on_ranks(make(val_size=7), 8, 0)
+    message = r"val_size=7 is smaller than the 8 processes that evaluate it; allowed: val_size >= 8"
+    with pytest.raises(ValueError, match=message):
+        dm.val_dataloader()

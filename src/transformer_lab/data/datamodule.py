@@ -4,11 +4,17 @@ Design choices, and why:
 
 - **Held out for real.** Every source sequence in the data module is distinct, so a
   val/test source has never been seen in training, and measured accuracy is
-  generalisation, not recall. When the space of sequences is too small for the
-  requested sizes, ``__init__`` says so instead of looping or silently duplicating.
+  generalisation, not recall. The splits are drawn in layers (train, then val excluding
+  train, then test excluding both), so train never depends on the held-out sizes, and
+  a test split of another size (``evaluate data.test_size=...``) is still disjoint from
+  the run's train and val. When the space of sequences is too small for the requested
+  sizes, ``__init__`` says so instead of looping or silently duplicating.
 - **Deterministic from ``seed`` alone.** Generation and the shuffle draw from named
   random streams of ``seed`` (:mod:`.streams`), so rerunning a saved config rebuilds
   identical splits and identical batch orders, whatever else the run seeds or draws.
+- **Counted once under DDP.** Each process evaluates its own shard of
+  val/test without the repeats Lightning's padding sampler adds (which the summed metrics
+  would count), and trains on its share of the epoch's one order (:mod:`.sampler`).
 - **Never the bottleneck.** Each split is generated with a handful of tensor ops
   (:mod:`.generation`), stored pre-padded, and a batch is served by fancy indexing
   (:class:`.Split`), trimmed to its longest row so short batches stay short.
@@ -21,11 +27,15 @@ from lightning.fabric.utilities.data import AttributeDict
 from torch.utils.data import DataLoader, Sampler
 
 from transformer_lab.data.generation import generate, num_sequences
-from transformer_lab.data.sampler import EpochShuffle
+from transformer_lab.data.sampler import EpochShuffle, EvalShard
 from transformer_lab.data.split import Batch, Split, collate
 from transformer_lab.data.streams import random_stream
 from transformer_lab.data.tasks import TASKS
 from transformer_lab.tokens import FIRST_CONTENT
+
+# The splits of lengths min_len..max_len, in the order they are drawn: each excludes the
+# sources of those before it.
+DRAW_ORDER = ("train", "val", "test")
 
 
 class SyntheticDataModule(lightning.LightningDataModule):
@@ -117,17 +127,15 @@ class SyntheticDataModule(lightning.LightningDataModule):
             return
         hp = self.hparams
         task, num_words = TASKS[hp.task], hp.vocab_size - FIRST_CONTENT
-        sizes = {"train": hp.train_size, "val": hp.val_size, "test": hp.test_size}
-        # One pool of distinct sources cut into the splits: that is what makes them disjoint.
-        pool = generate(
-            task, sum(sizes.values()), num_words, hp.min_len, hp.max_len,
-            random_stream(hp.seed, "data"),
-        )  # fmt: skip
-        splits = {}
-        start = 0
-        for name, size in sizes.items():
-            splits[name] = Split(name, *(part[start : start + size] for part in pool))
-            start += size
+        # Drawn in layers, each from its own stream and excluding the sources of the splits
+        # before it: train depends on its own size alone and val on train's, so changing
+        # test_size (a sweep, or evaluate) leaves train and val as they were.
+        space = (num_words, hp.min_len, hp.max_len)
+        splits, sources = {}, []
+        for name in DRAW_ORDER:
+            stream = random_stream(hp.seed, name)
+            splits[name] = Split(name, *generate(task, hp[f"{name}_size"], *space, stream, sources))
+            sources.append(splits[name].src)
         if hp.test_long_size > 0:
             long = generate(
                 task, hp.test_long_size, num_words, hp.max_len + 1, hp.test_long_max_len,
@@ -136,12 +144,19 @@ class SyntheticDataModule(lightning.LightningDataModule):
             splits["test_long"] = Split("test_long", *long)
         self._splits = splits
 
-    def _loader(self, split: Split, sampler: Sampler[int] | None = None) -> DataLoader:
+    def _ranks(self) -> tuple[int, int]:
+        """``(num_replicas, rank)`` of this process: ``(1, 0)`` unless a distributed trainer
+        runs it. The samplers shard by these themselves, so Lightning adds none of its own."""
+        trainer = self.trainer
+        kwargs = trainer.distributed_sampler_kwargs if trainer is not None else None
+        return (kwargs["num_replicas"], kwargs["rank"]) if kwargs else (1, 0)
+
+    def _loader(self, split: Split, sampler: Sampler[int]) -> DataLoader:
         num_workers = self.hparams.num_workers
         return DataLoader(
             split,
             batch_size=self.batch_size,
-            sampler=sampler,  # None: in order
+            sampler=sampler,
             drop_last=False,
             collate_fn=collate,
             num_workers=num_workers,
@@ -154,28 +169,36 @@ class SyntheticDataModule(lightning.LightningDataModule):
         )
 
     def train_dataloader(self) -> DataLoader:
-        """Shuffled per epoch; after a resume, positioned at the first batch not yet trained.
-
-        Lightning restores the step counter before it asks for this loader, and every epoch
-        has the same number of batches, so the position follows from ``global_step`` alone
-        (one batch per optimizer step times ``accumulate_grad_batches``).
-        """
+        """Shuffled per epoch, this rank's share; after a resume, positioned at the first
+        batch not yet trained (from the restored ``global_step``, see
+        :meth:`.EpochShuffle.resume`)."""
         train = self.splits["train"]
-        sampler = EpochShuffle(len(train), self.hparams.seed)
+        sampler = EpochShuffle(len(train), self.hparams.seed, *self._ranks())
         trainer = self.trainer
-        if trainer is not None and trainer.global_step > 0:
-            per_epoch = -(-len(train) // self.batch_size)
-            batches_done = trainer.global_step * trainer.accumulate_grad_batches
-            sampler.skip = (batches_done - trainer.current_epoch * per_epoch) % per_epoch
-            sampler.skip *= self.batch_size
+        if trainer is not None:
+            sampler.resume(trainer.global_step, trainer.accumulate_grad_batches, self.batch_size)
         return self._loader(train, sampler)
 
+    def _eval_loader(self, name: str) -> DataLoader:
+        """``name``'s examples in order, this rank's shard of them without repeats.
+
+        Every rank needs at least one example: DDP syncs buffers at a rank's first
+        evaluation batch, so a rank with none would leave the others waiting.
+        """
+        split, (num_replicas, rank) = self.splits[name], self._ranks()
+        if len(split) < num_replicas:
+            raise ValueError(
+                f"{name}_size={len(split)} is smaller than the {num_replicas} processes that "
+                f"evaluate it; allowed: {name}_size >= {num_replicas}, or fewer devices"
+            )
+        return self._loader(split, EvalShard(split, num_replicas, rank))
+
     def val_dataloader(self) -> DataLoader:
-        return self._loader(self.splits["val"])
+        return self._eval_loader("val")
 
     def test_dataloader(self) -> DataLoader | list[DataLoader]:
         """The test loader, or ``[test, test_long]`` (see :attr:`test_split_names`)."""
-        loaders = [self._loader(self.splits[name]) for name in self.test_split_names]
+        loaders = [self._eval_loader(name) for name in self.test_split_names]
         return loaders if len(loaders) > 1 else loaders[0]
 
     def sample(self, split: str, n: int) -> Batch:
@@ -224,18 +247,29 @@ def _check_settings(hp: AttributeDict) -> None:
 
 
 def _check_room(hp: AttributeDict) -> None:
-    """A ValueError unless the lengths hold as many distinct sources as the splits ask."""
+    """A ValueError unless the lengths hold as many distinct sources as the splits ask.
+
+    The splits are drawn one after the other (:data:`DRAW_ORDER`), each excluding the
+    sources of those before it, so each has room for what the earlier ones left.
+    """
     num_words = hp.vocab_size - FIRST_CONTENT
-    requested = hp.train_size + hp.val_size + hp.test_size
     available = num_sequences(num_words, hp.min_len, hp.max_len)
-    if requested > available:
-        raise ValueError(
-            f"train_size + val_size + test_size = {hp.train_size} + {hp.val_size} + "
-            f"{hp.test_size} = {requested} distinct sources requested, but "
-            f"vocab_size={hp.vocab_size} ({num_words} content ids) with lengths "
-            f"{hp.min_len}..{hp.max_len} has only {available} distinct sequences; "
-            "lower the sizes or raise vocab_size/max_len"
-        )
+    space = (
+        f"vocab_size={hp.vocab_size} ({num_words} content ids) with lengths "
+        f"{hp.min_len}..{hp.max_len} has {available} distinct sequences"
+    )
+    earlier, taken = [], 0
+    for name in DRAW_ORDER:
+        size = hp[f"{name}_size"]
+        if size > available - taken:
+            held = f", {taken} of them in {' and '.join(earlier)}, which {name} never repeats"
+            raise ValueError(
+                f"{name}_size={size} distinct {name} sources requested, but {space}"
+                f"{held if earlier else ''}; allowed: {name}_size <= {available - taken} "
+                "(or raise vocab_size/max_len)"
+            )
+        earlier.append(name)
+        taken += size
     if hp.test_long_size > 0:
         available = num_sequences(num_words, hp.max_len + 1, hp.test_long_max_len)
         if hp.test_long_size > available:

@@ -9,12 +9,13 @@ One example, for source words ``w`` and target ``t = task(w)`` (all content ids)
 so ``tgt_in[i + 1] == tgt_out[i]``; rows are right-padded with ``PAD`` and the loss
 ignores ``PAD`` labels.
 
-Every source of one call is distinct, which is what lets the data module cut held-out
-splits from one pool. Examples are made one length at a time with a handful of tensor
-ops, so tens of thousands cost well under a second. Nothing here knows Lightning.
+Every source of one call is distinct, and none repeats a source it is told to exclude,
+which is what lets the data module draw held-out splits one after the other. Examples are
+made one length at a time with a handful of tensor ops, so tens of thousands cost well
+under a second. Nothing here knows Lightning.
 """
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import torch
 
@@ -29,17 +30,25 @@ def num_sequences(num_words: int, min_len: int, max_len: int) -> int:
 
 
 def length_counts(
-    total: int, num_words: int, min_len: int, max_len: int, generator: torch.Generator
+    total: int,
+    num_words: int,
+    min_len: int,
+    max_len: int,
+    generator: torch.Generator,
+    taken: Sequence[int] = (),
 ) -> list[int]:
     """How many examples of each length ``min_len..max_len``: uniform draws.
 
-    A short length can have fewer distinct sequences than its uniform share (16 ids at
-    length 3 give 13**3 = 2197); it is then used up entirely and its overflow is drawn
-    uniformly over the lengths that still have room. Needs ``total`` <= the number of
-    distinct sequences (:func:`num_sequences`). Every round fills at least one length
-    for good, so this ends within ``max_len - min_len + 2`` rounds.
+    ``taken[i]`` sequences of length ``min_len + i`` are excluded (held by other splits),
+    so that length has room for ``num_words ** length - taken[i]``. A length with less room
+    than its uniform share (13 content ids at length 3 give 13**3 = 2197) is used up
+    entirely and its overflow is drawn uniformly over the lengths that still have room.
+    Needs ``total`` <= the room of all lengths together. Every round fills at least one
+    length for good, so this ends within ``max_len - min_len + 2`` rounds.
     """
-    capacity = [num_words**length for length in range(min_len, max_len + 1)]
+    lengths = range(min_len, max_len + 1)
+    taken = list(taken) or [0] * len(lengths)
+    capacity = [num_words**length - t for length, t in zip(lengths, taken, strict=True)]
     draws = torch.randint(len(capacity), (total,), generator=generator)  # [total]
     counts = torch.bincount(draws, minlength=len(capacity)).tolist()
     while overflow := sum(max(0, c - cap) for c, cap in zip(counts, capacity, strict=True)):
@@ -51,38 +60,76 @@ def length_counts(
     return counts
 
 
-def _first_occurrences(rows: torch.Tensor) -> torch.Tensor:
-    """``rows [N, L]`` without repeated rows, keeping each row's first occurrence in order.
+def _place_values(num_words: int, length: int) -> torch.Tensor:
+    """What each of ``length`` digits is worth in base ``num_words``, first digit first: ``[L]``."""
+    return num_words ** torch.arange(length - 1, -1, -1)
+
+
+def _keys(rows: torch.Tensor, num_words: int) -> torch.Tensor:
+    """What tells rows ``[N, L]`` of word ids ``0..num_words - 1`` apart: their numbers in
+    base ``num_words`` ``[N]`` where those fit 63 bits (a 1-D ``torch.unique`` is some 20x
+    faster than one over rows), else the rows themselves (``paper_base``: 7997**8 > 2**63)."""
+    length = rows.shape[1]
+    if num_words**length > 2**63 - 1:
+        return rows
+    return (rows * _place_values(num_words, length)).sum(dim=1)  # [N]
+
+
+def _first_occurrences(keys: torch.Tensor) -> torch.Tensor:
+    """Where each distinct key of ``keys`` (``[N]`` or rows ``[N, L]``) first occurs: ``[K]``
+    indices in increasing order.
 
     Order matters: ``torch.unique`` sorts, and taking the first k of a sorted set would
     favour lexicographically small sequences.
     """
-    _, inverse = torch.unique(rows, dim=0, return_inverse=True)  # [N]
-    first = torch.full((int(inverse.max()) + 1,), len(rows), dtype=torch.long)
-    first.scatter_reduce_(0, inverse, torch.arange(len(rows)), reduce="amin")
-    return rows[first.sort().values]
+    _, inverse = torch.unique(keys, return_inverse=True, dim=0 if keys.dim() > 1 else None)
+    first = torch.full((int(inverse.max()) + 1,), len(keys), dtype=torch.long)
+    first.scatter_reduce_(0, inverse, torch.arange(len(keys)), reduce="amin")
+    return first.sort().values
 
 
 def distinct_words(
-    count: int, length: int, num_words: int, generator: torch.Generator
+    count: int,
+    length: int,
+    num_words: int,
+    generator: torch.Generator,
+    exclude: torch.Tensor | None = None,
 ) -> torch.Tensor:
-    """``count`` distinct uniformly random word sequences of ``length``: ``[count, length]``."""
+    """``count`` distinct uniformly random word sequences of ``length``: ``[count, length]``,
+    none of them a row of ``exclude`` (``[M, length]``, distinct content ids as returned
+    here: the sequences other splits hold)."""
+    taken = torch.empty(0, length, dtype=torch.long) if exclude is None else exclude - FIRST_CONTENT
     capacity = num_words**length
-    if capacity <= 2 * count:
-        # Dense: sample sequence numbers without replacement, then write them in base
-        # num_words. capacity <= 2 * count keeps the permutation dataset-sized.
-        numbers = torch.randperm(capacity, generator=generator)[:count]  # [count]
-        place = num_words ** torch.arange(length - 1, -1, -1)  # [length]
-        return numbers[:, None] // place % num_words + FIRST_CONTENT
-    # Sparse: draw with replacement and drop repeats; at least half of all sequences are
-    # still free, so each round keeps at least half its draws on average.
-    rows = torch.empty(0, length, dtype=torch.long)
-    while len(rows) < count:
+    if capacity <= 2 * (count + len(taken)):
+        # Dense: sample the free sequence numbers without replacement, then write them in
+        # base num_words. The bound keeps the permutation dataset-sized.
+        numbers = torch.randperm(capacity, generator=generator)  # [capacity]
+        numbers = numbers[~torch.isin(numbers, _keys(taken, num_words))][:count]  # [count]
+        return numbers[:, None] // _place_values(num_words, length) % num_words + FIRST_CONTENT
+    # Sparse: draw with replacement and drop the taken rows with the repeats (the taken
+    # rows come first, so the first occurrences of the draws are the new ones). At least
+    # half of all sequences are still free, so each round keeps at least half its draws
+    # on average.
+    rows = taken
+    while len(rows) < len(taken) + count:
         draws = torch.randint(
-            num_words, (2 * (count - len(rows)) + 64, length), generator=generator
+            num_words, (2 * (len(taken) + count - len(rows)) + 64, length), generator=generator
         )
-        rows = _first_occurrences(torch.cat([rows, draws]))
-    return rows[:count] + FIRST_CONTENT
+        rows = torch.cat([rows, draws])
+        rows = rows[_first_occurrences(_keys(rows, num_words))]
+    return rows[len(taken) : len(taken) + count] + FIRST_CONTENT
+
+
+def _sources_by_length(exclude: Sequence[torch.Tensor], lengths: range) -> list[torch.Tensor]:
+    """The words ``[M, length]`` of the sources of each of ``lengths`` among the ``src``
+    rows of ``exclude``."""
+    taken = {length: [torch.empty(0, length, dtype=torch.long)] for length in lengths}
+    for src in exclude:
+        words = (src != PAD).sum(dim=1) - 1  # [N]: the EOS is the last real token
+        for length in lengths:
+            if src.shape[1] > length:  # a narrower block holds no source this long
+                taken[length].append(src[words == length, :length])
+    return [torch.cat(blocks) for blocks in taken.values()]
 
 
 def _padded(
@@ -112,17 +159,29 @@ def _padded(
 
 
 def generate(
-    task: Task, count: int, num_words: int, min_len: int, max_len: int, generator: torch.Generator
+    task: Task,
+    count: int,
+    num_words: int,
+    min_len: int,
+    max_len: int,
+    generator: torch.Generator,
+    exclude: Sequence[torch.Tensor] = (),
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """``count`` distinct examples in random order: ``src``, ``tgt_in``, ``tgt_out``.
 
-    Each is ``[count, longest + 1]``, right-padded. Examples are made one length at a
-    time, so the task maps a whole ``[n, L]`` block in one call.
+    Each is ``[count, longest + 1]``, right-padded. No source repeats one of ``exclude``,
+    the ``src`` rows of earlier calls (any width, as returned here): that is how the data
+    module draws a split disjoint from the ones before it. Examples are made one length at
+    a time, so the task maps a whole ``[n, L]`` block in one call.
     """
-    counts = length_counts(count, num_words, min_len, max_len, generator)
+    lengths = range(min_len, max_len + 1)
+    taken = _sources_by_length(exclude, lengths)
+    counts = length_counts(
+        count, num_words, min_len, max_len, generator, [len(words) for words in taken]
+    )
     blocks = [
-        distinct_words(n, length, num_words, generator)  # [n, length]
-        for n, length in zip(counts, range(min_len, max_len + 1), strict=True)
+        distinct_words(n, length, num_words, generator, words)  # [n, length]
+        for n, length, words in zip(counts, lengths, taken, strict=True)
         if n > 0
     ]
     src, tgt_in, tgt_out = _padded(blocks, [task(words) for words in blocks])
