@@ -51,8 +51,9 @@ def render(sweep: Sweep, target: float) -> tuple[str, list[tuple[str, str]]]:
         "## Final metrics",
         "",
         f"Mean ± sample std over the runs of each configuration; diverged runs are counted, "
-        f"not averaged. Steps: the first validation with `val/seq_acc` ≥ {target:g}, as "
-        "TensorBoard's step (Lightning logs the validation after update n at step n − 1).",
+        f"not averaged, in every column. Steps: the first validation with `val/seq_acc` ≥ "
+        f"{target:g}, as TensorBoard's step (Lightning logs the validation after update n at "
+        "step n − 1), over the runs that did not diverge; (k/n runs): k of those n reached it.",
         "",
         configuration_table(sweep, target),
     ]
