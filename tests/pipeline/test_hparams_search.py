@@ -50,7 +50,7 @@ def test_a_misspelt_metric_stops_the_study_before_its_first_trial(tmp_path, one_
 
 @pytest.mark.slow
 def test_a_four_trial_study_with_a_failing_trial_completes_and_writes_the_best(
-    tmp_path, one_thread_env
+    tmp_path, one_thread_env, read_hparams
 ):
     """TPE seeded with 0 draws warmup_steps -1 (invalid) for the first of four trials only;
     the study optimizes val/token_acc, which every trial that ran has above 0."""
@@ -81,3 +81,7 @@ def test_a_four_trial_study_with_a_failing_trial_completes_and_writes_the_best(
     winner = finished[max(finished)]
     assert best.best_params["model.warmup_steps"] == int(winner.overrides["model.warmup_steps"])
     assert best.best_params["model.lr"] == pytest.approx(float(winner.overrides["model.lr"]))
+    for run in sweep.finished:  # HPARAMS mark the searched keys, not the overrides all share
+        experiment, _ = read_hparams(run.path)
+        differs = {h.name for h in experiment.hparam_infos if h.differs}
+        assert differs == {"model.lr", "model.warmup_steps"}
