@@ -70,3 +70,17 @@ def read_hparams():
 
     return _read
 
+
+@pytest.fixture
+def compose_sweep():
+    """``compose_sweep(overrides) -> cfg`` with its ``hydra`` node: the config that a
+    multirun's callbacks and sweeper see in the launching process, for the ``overrides``
+    typed after ``-m`` (none of them a sweep: Hydra's compose refuses those)."""
+
+    def _compose(overrides=()):
+        GlobalHydra.instance().clear()
+        with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+            return compose("train", overrides=list(overrides), return_hydra_config=True)
+
+    yield _compose
+    GlobalHydra.instance().clear()

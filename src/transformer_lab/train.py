@@ -28,6 +28,7 @@ from rich.table import Table
 from transformer_lab import (
     environment,
     parallel_jobs,  # also registers ${sweep_n_jobs:}, before Hydra composes
+    search_space,  # noqa: F401 (it registers ${warmup_range:}, for the optuna search space)
 )
 from transformer_lab.callbacks import Interrupted, diverged_at_step
 from transformer_lab.console import natural_key, quiet_library_notices
