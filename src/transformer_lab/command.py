@@ -41,7 +41,7 @@ def started_as() -> tuple[list[str], list[str]]:
 def typed_overrides() -> list[Override]:
     """The overrides of the command the user typed (:func:`started_as`), parsed by Hydra:
     its own argument parser tells them from its flags (``-m``, ``--config-name``, ...).
-    None in a process that a launcher started by a command of its own (submitit's worker:
+    None at all in a process that a launcher started by a command of its own (submitit:
     ``python -m submitit.core._submit <folder>``), whose arguments are no overrides."""
     _, argv = started_as()
     typed = get_args_parser().parse_known_args(argv[1:])[0].overrides
