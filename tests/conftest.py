@@ -1,5 +1,6 @@
 """Shared helpers: compose the real Hydra config the way the CLI does; run tiny models on
-one thread (they gain nothing from intra-op threads, and lose a lot under CPU contention)."""
+one thread (they gain nothing from intra-op threads, and lose a lot under CPU contention);
+read a run's HPARAMS entry back."""
 
 import os
 from pathlib import Path
@@ -10,6 +11,8 @@ from hydra import compose, initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import open_dict
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+from tensorboard.plugins.hparams.plugin_data_pb2 import HParamsPluginData
 
 CONF_DIR = Path(__file__).resolve().parents[1] / "conf"
 
@@ -49,3 +52,35 @@ def one_thread():
 def one_thread_env() -> dict[str, str]:
     """The environment for a subprocess that trains tiny models: ``OMP_NUM_THREADS=1``."""
     return {**os.environ, "OMP_NUM_THREADS": "1"}
+
+
+@pytest.fixture(scope="session")
+def read_hparams():
+    """``read_hparams(run folder) -> (experiment, session start)``: the run's HPARAMS entry
+    as TensorBoard's hparams plugin reads it (``HParamsPluginData`` protos)."""
+
+    def _read(run: Path):
+        events = EventAccumulator(str(run), size_guidance={"tensors": 0})
+        events.Reload()
+        content = events.PluginTagToContent("hparams")
+        data = [HParamsPluginData.FromString(raw) for raw in content.values()]
+        (experiment,) = [d.experiment for d in data if d.HasField("experiment")]
+        (session,) = [d.session_start_info for d in data if d.HasField("session_start_info")]
+        return experiment, session
+
+    return _read
+
+
+@pytest.fixture
+def compose_sweep():
+    """``compose_sweep(overrides) -> cfg`` with its ``hydra`` node: the config that a
+    multirun's callbacks and sweeper see in the launching process, for the ``overrides``
+    typed after ``-m`` (none of them a sweep: Hydra's compose refuses those)."""
+
+    def _compose(overrides=()):
+        GlobalHydra.instance().clear()
+        with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+            return compose("train", overrides=list(overrides), return_hydra_config=True)
+
+    yield _compose
+    GlobalHydra.instance().clear()

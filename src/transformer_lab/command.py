@@ -13,6 +13,11 @@ import json
 import os
 import sys
 
+from hydra._internal.utils import get_args_parser  # what hydra.main reads the command with
+from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.core.override_parser.types import Override
+from hydra.errors import OverrideParseException
+
 VARIABLE = "TRANSFORMER_LAB_STARTED_AS"
 
 
@@ -31,3 +36,16 @@ def started_as() -> tuple[list[str], list[str]]:
         if record["pid"] == os.getppid():
             return record["orig_argv"], record["argv"]
     return list(sys.orig_argv), list(sys.argv)
+
+
+def typed_overrides() -> list[Override]:
+    """The overrides of the command the user typed (:func:`started_as`), parsed by Hydra:
+    its own argument parser tells them from its flags (``-m``, ``--config-name``, ...).
+    None at all in a process that a launcher started by a command of its own (submitit:
+    ``python -m submitit.core._submit <folder>``), whose arguments are no overrides."""
+    _, argv = started_as()
+    typed = get_args_parser().parse_known_args(argv[1:])[0].overrides
+    try:
+        return OverridesParser.create().parse_overrides(typed)
+    except OverrideParseException:
+        return []

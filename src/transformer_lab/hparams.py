@@ -9,16 +9,24 @@ target, whether the run diverged and how long it trained.
 Every HPARAMS entry of a sweep lists the same metric names, present or not: TensorBoard
 takes the column list from the first run it finds, so a metric missing there (a target
 that run never reached) would vanish for all. TensorBoard orders the columns by
-``differs``, then by name, and shows the first few: the overridden keys are marked
-``differs`` so that they are the ones on screen.
+``differs``, then by name, and shows the first few: so only the keys the sweep varies are
+marked ``differs`` (:func:`differing_keys`), not the overrides every job of it shares
+(``experiment=...``, ``trainer.max_steps=...``), which would push the swept keys off screen.
 """
 
+from collections.abc import Iterable
+
 import lightning as L
+from hydra.core.override_parser.types import Override
+from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 from tensorboard.compat.proto.summary_pb2 import Summary
 from tensorboard.plugins.hparams.plugin_data_pb2 import HParamsPluginData
 from torch.utils.tensorboard.summary import hparams
 from torch.utils.tensorboard.writer import FileWriter
+
+from transformer_lab.command import typed_overrides
+from transformer_lab.plotting import tensorboard_loggers
 
 CURATED = (
     "data.task", "data.min_len", "data.max_len", "data.batch_size",
@@ -76,6 +84,31 @@ def run_hparams(cfg: DictConfig, overrides: list[str]) -> tuple[dict[str, Value]
     return params, overridden
 
 
+def swept_keys(typed: list[Override], sweeper_params: Iterable[str] | None) -> set[str]:
+    """The keys a multirun varies: those of the sweeper's ``params`` (the bundled
+    experiments' grids, the Optuna search space) and of the ``typed`` sweep overrides
+    (``model/norm=pre,post``), less those that the command line fixes to one value
+    (``experiment=norm_comparison seed=0``): Hydra's sweepers let the command line win."""
+    keys = {override_key(str(key)) for key in sweeper_params or ()}
+    for override in typed:
+        key = override_key(override.key_or_group)
+        if override.is_sweep_override():
+            keys.add(key)
+        else:
+            keys.discard(key)
+    return keys
+
+
+def differing_keys(hydra_cfg: DictConfig, overridden: set[str]) -> set[str]:
+    """The job's override keys to mark ``differs``: in a multirun, those the sweep varies
+    (:func:`swept_keys`, from the command the user typed, also in a parallel job's worker);
+    in a single run, all of them, since they are what this run changed and what tells it
+    from the other single runs that one ``tensorboard --logdir outputs/`` shows."""
+    if hydra_cfg.mode != RunMode.MULTIRUN:
+        return overridden
+    return overridden & swept_keys(typed_overrides(), hydra_cfg.sweeper.get("params"))
+
+
 def metric_names(cfg: DictConfig) -> tuple[str, ...]:
     has_long = OmegaConf.select(cfg, "data.test_long_size", default=0)
     return METRICS + LONG_METRICS if has_long else METRICS
@@ -91,20 +124,19 @@ def mark_differs(experiment: Summary, keys: set[str]) -> Summary:
     return experiment
 
 
-def write_hparams(trainer: L.Trainer, params: dict[str, Value], overridden: set[str],
+def write_hparams(trainer: L.Trainer, params: dict[str, Value], differs: set[str],
                   names: tuple[str, ...], new_scalars: dict[str, float]) -> None:  # fmt: skip
-    """The HPARAMS session listing ``params`` (``overridden`` first) and the metrics
-    ``names``, whose values the
+    """The HPARAMS session listing ``params`` (the keys ``differs`` marked so) and the
+    metrics ``names``, whose values the
     plugin reads from each name's latest scalar: Lightning logged the final ``val/*`` and
     ``test*/*``; ``new_scalars`` (best, steps to target, ...) are logged here, at the final
     step."""
-    for logger in trainer.loggers:
-        if isinstance(logger, L.pytorch.loggers.TensorBoardLogger):
-            logger.log_metrics(new_scalars, step=trainer.global_step)
-            logger.experiment.flush()
-            # a writer of our own: SummaryWriter has no public way to add a raw summary
-            writer = FileWriter(logger.experiment.get_logdir())
-            experiment, start, end = hparams(params, dict.fromkeys(names, 0.0))
-            for summary in (mark_differs(experiment, overridden), start, end):
-                writer.add_summary(summary)
-            writer.close()
+    for logger in tensorboard_loggers(trainer):
+        logger.log_metrics(new_scalars, step=trainer.global_step)
+        logger.experiment.flush()
+        # a writer of our own: SummaryWriter has no public way to add a raw summary
+        writer = FileWriter(logger.experiment.get_logdir())
+        experiment, start, end = hparams(params, dict.fromkeys(names, 0.0))
+        for summary in (mark_differs(experiment, differs), start, end):
+            writer.add_summary(summary)
+        writer.close()

@@ -1,5 +1,6 @@
 """One way to make and publish a figure: to TensorBoard as an image, and as a PNG file
-(and :func:`log_scalars`, its counterpart for the numbers behind a figure).
+(and :func:`log_scalars` and :func:`log_tensorboard_scalars`, its counterparts for the numbers
+behind a figure).
 
 Figures are built with ``matplotlib.figure.Figure`` and rendered by the Agg canvas, never
 through ``pyplot``: nothing global is switched (a notebook importing the package keeps its
@@ -44,17 +45,30 @@ def publish(trainer: L.Trainer, tag: str, figure: Figure, step: int, png: Path |
     Callers draw on global rank zero only, where Lightning's loggers write.
     """
     image = to_image(figure)  # drawn once for both
-    for logger in trainer.loggers:
-        if isinstance(logger, L.pytorch.loggers.TensorBoardLogger):
-            logger.experiment.add_image(tag, image, step, dataformats="HWC")
+    for logger in tensorboard_loggers(trainer):
+        logger.experiment.add_image(tag, image, step, dataformats="HWC")
     if png is not None:
         png.parent.mkdir(parents=True, exist_ok=True)
         imsave(png, image)
 
 
+def tensorboard_loggers(trainer: L.Trainer) -> list[L.pytorch.loggers.TensorBoardLogger]:
+    return [g for g in trainer.loggers if isinstance(g, L.pytorch.loggers.TensorBoardLogger)]
+
+
 def log_scalars(trainer: L.Trainer, metrics: dict[str, float], step: int) -> None:
-    """Write ``metrics`` at ``step`` to every logger, outside Lightning's ``log_every_n_steps``."""
+    """Write ``metrics`` at the training step ``step`` to every logger, outside Lightning's
+    ``log_every_n_steps``."""
     for logger in trainer.loggers:
+        logger.log_metrics(metrics, step=step)
+
+
+def log_tensorboard_scalars(trainer: L.Trainer, metrics: dict[str, float], step: int) -> None:
+    """Write ``metrics`` at ``step`` to the TensorBoard loggers only: a series whose step is
+    no training step (a layer, a source length) is a picture TensorBoard draws, while in
+    ``metrics.csv`` (``logger=csv``), one row per training step, its rows would pose as steps.
+    Its numbers are in the run's own files (``norm_comparison.json``, ``metrics.json``)."""
+    for logger in tensorboard_loggers(trainer):
         logger.log_metrics(metrics, step=step)
 
 

@@ -28,10 +28,11 @@ from rich.table import Table
 from transformer_lab import (
     environment,
     parallel_jobs,  # also registers ${sweep_n_jobs:}, before Hydra composes
+    search_space,  # noqa: F401 (it registers ${warmup_range:}, for the optuna search space)
 )
 from transformer_lab.callbacks import Interrupted, diverged_at_step
 from transformer_lab.console import natural_key, quiet_library_notices
-from transformer_lab.hparams import metric_names, run_hparams, write_hparams
+from transformer_lab.hparams import differing_keys, metric_names, run_hparams, write_hparams
 from transformer_lab.learning_curve import CURVE_TAG, curve_metrics, read_scalars
 from transformer_lab.objective import check_optimized_metric, objective, worst_value
 from transformer_lab.resume import (
@@ -197,7 +198,8 @@ def record_run(cfg, trainer, output_dir: Path, metrics: dict, diverged_at, train
     (output_dir / "metrics.json").write_text(json.dumps(record, indent=2) + "\n")
     run = {"run/diverged": metrics["diverged"], "run/train_seconds": train_seconds}
     params, overridden = run_hparams(cfg, HydraConfig.get().overrides.task)
-    write_hparams(trainer, params, overridden, metric_names(cfg), curve | run)
+    differs = differing_keys(HydraConfig.get(), overridden)
+    write_hparams(trainer, params, differs, metric_names(cfg), curve | run)
     return curve
 
 

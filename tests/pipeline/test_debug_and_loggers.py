@@ -4,8 +4,10 @@ import csv
 import json
 
 import lightning as L
+import pandas
 import torch
 
+from transformer_lab.learning_curve import read_scalars
 from transformer_lab.train import build, train
 
 TINY = ["experiment=smoke", "~callbacks.norm_comparison", "~callbacks.attention_maps"]
@@ -31,6 +33,25 @@ def test_logger_many_writes_both(compose_train, tmp_path):
     run = tmp_path / "run"
     assert (run / "metrics.csv").is_file()
     assert list(run.glob("events.out.tfevents.*"))
+
+
+def test_metrics_csv_has_one_row_per_step_and_the_non_time_series_stay_in_tensorboard(
+    compose_train, tmp_path
+):
+    """The norm comparison (step: a layer) and accuracy against length (step: a length)
+    are TensorBoard pictures; metrics.csv is a time series, one row per step, a
+    validation's values on the row of the training values logged at its step."""
+    train(compose_train(["experiment=smoke", "logger=many", "~callbacks.attention_maps"]))
+    run = tmp_path / "run"
+    table = pandas.read_csv(run / "metrics.csv")
+    assert table["step"].is_unique and table["step"].is_monotonic_increasing
+    assert table.dropna(subset="train/loss")["step"].tolist() == [4, 9, 14, 19]
+    assert table.dropna(subset="val/loss")["step"].tolist() == [9, 19]  # on the train rows
+    assert not [c for c in table.columns if c.startswith("norm_init/") or "_vs_len" in c]
+    scalars = read_scalars(run)
+    assert [step for step, _ in scalars["norm_init/grad/pre/decoder/ffn.w2"]] == [0, 1]  # layers
+    assert "norm_init/output_change/post" in scalars
+    assert [step for step, _ in scalars["test/seq_acc_vs_len"]] == list(range(3, 11))  # words
 
 
 def test_metrics_csv_of_a_resumed_run_keeps_the_rows_before_the_checkpoint(

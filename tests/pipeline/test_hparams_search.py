@@ -6,10 +6,12 @@ import subprocess
 import sys
 
 import pytest
-from omegaconf import OmegaConf
+from omegaconf import OmegaConf, open_dict
+from optuna.distributions import IntUniformDistribution, LogUniformDistribution
 
 from transformer_lab.objective import WORST_LOSS, check_optimized_metric, objective, worst_value
 from transformer_lab.report.runs import load_sweep
+from transformer_lab.search_space import check_warmup_range, search_space
 
 
 def test_a_job_returns_its_metric_and_a_diverged_one_the_worst_value():
@@ -36,6 +38,49 @@ def test_a_misspelt_metric_or_a_wrong_direction_is_one_clear_error():
         check_optimized_metric("val/loss", "maximize")
 
 
+@pytest.mark.parametrize(("max_steps", "warmups"), [(200, (0, 100, 10)), (4500, (0, 2250, 225))])
+def test_the_searched_warmups_go_from_0_to_half_the_run(compose_sweep, max_steps, warmups):
+    cfg = compose_sweep(["hparams_search=optuna", f"trainer.max_steps={max_steps}"])
+    space = search_space(cfg)  # as the Optuna sweeper builds it, with its own parser
+    low, high, step = warmups
+    assert space["model.warmup_steps"] == IntUniformDistribution(low, high, step=step)
+    assert space["model.lr"] == LogUniformDistribution(1e-4, 3e-2)
+    check_warmup_range(cfg)
+
+
+def test_searched_warmups_that_reach_max_steps_are_refused(compose_sweep):
+    cfg = compose_sweep(["hparams_search=optuna", "trainer.max_steps=200"])
+    with open_dict(cfg):  # as typed after -m: the command line wins over the bundled space
+        cfg.hydra.overrides.task.append("model.warmup_steps=range(0,600,step=50)")
+    assert search_space(cfg)["model.warmup_steps"].high == 600  # the plugin includes the end
+    refused = (
+        r"model.warmup_steps=range\(0,600,step=50\) searches warmups up to 600, not below "
+        r"trainer.max_steps=200; allowed: warmups below trainer.max_steps, e.g. "
+        r"model.warmup_steps=range\(0, 100, step=10\) \(0 to half the run"
+    )
+    with pytest.raises(ValueError, match=refused):
+        check_warmup_range(cfg)
+    with open_dict(cfg):
+        cfg.hydra.overrides.task.append("model.warmup_steps=100")  # fixed: no search, no check
+    check_warmup_range(cfg)
+
+
+@pytest.mark.slow
+def test_warmups_that_reach_max_steps_stop_the_study_before_its_first_trial(
+    tmp_path, one_thread_env
+):
+    study = [sys.executable, "-m", "transformer_lab.train", "-m", "hparams_search=optuna"]
+    typed = ["experiment=smoke", "trainer.max_steps=200", "model.warmup_steps=choice(0,100,200)"]
+    command = [*study, *typed, f"paths.outputs_root={tmp_path}"]
+    result = subprocess.run(
+        command, cwd=tmp_path, capture_output=True, text=True, env=one_thread_env, timeout=300
+    )
+    assert result.returncode == 2
+    refused = "error: model.warmup_steps=choice(0,100,200) searches warmups up to 200, not below "
+    assert refused + "trainer.max_steps=200; allowed: " in result.stderr
+    assert not (tmp_path / "multirun").exists() or not any((tmp_path / "multirun").iterdir())
+
+
 @pytest.mark.slow
 def test_a_misspelt_metric_stops_the_study_before_its_first_trial(tmp_path, one_thread_env):
     command = [sys.executable, "-m", "transformer_lab.train", "-m", "hparams_search=optuna",
@@ -50,7 +95,7 @@ def test_a_misspelt_metric_stops_the_study_before_its_first_trial(tmp_path, one_
 
 @pytest.mark.slow
 def test_a_four_trial_study_with_a_failing_trial_completes_and_writes_the_best(
-    tmp_path, one_thread_env
+    tmp_path, one_thread_env, read_hparams
 ):
     """TPE seeded with 0 draws warmup_steps -1 (invalid) for the first of four trials only;
     the study optimizes val/token_acc, which every trial that ran has above 0."""
@@ -81,3 +126,7 @@ def test_a_four_trial_study_with_a_failing_trial_completes_and_writes_the_best(
     winner = finished[max(finished)]
     assert best.best_params["model.warmup_steps"] == int(winner.overrides["model.warmup_steps"])
     assert best.best_params["model.lr"] == pytest.approx(float(winner.overrides["model.lr"]))
+    for run in sweep.finished:  # HPARAMS mark the searched keys, not the overrides all share
+        experiment, _ = read_hparams(run.path)
+        differs = {h.name for h in experiment.hparam_infos if h.differs}
+        assert differs == {"model.lr", "model.warmup_steps"}

@@ -84,6 +84,15 @@ def test_the_terminal_gets_one_line_per_job_start_and_end_the_details_go_to_trai
     assert "GPU available" in log and "Epoch 0" in log and "test metrics" in log
 
 
+def test_hparams_mark_the_swept_key_as_differing_in_the_workers_too(sweep, read_hparams):
+    """A worker's own command line is loky's; the sweep's is handed down to it."""
+    _, folder = sweep
+    for lr, run in jobs(folder).items():
+        if run.finished:
+            experiment, _ = read_hparams(run.path)
+            assert {h.name for h in experiment.hparam_infos if h.differs} == {"model.lr"}, lr
+
+
 def test_the_report_reads_the_sweep(sweep):
     _, folder = sweep
     assert report([str(folder)]) == 0

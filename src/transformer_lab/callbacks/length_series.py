@@ -3,12 +3,12 @@
 length in words*, so TensorBoard draws one curve per run and a sweep's runs overlay.
 
 The numbers are the test stage's own ``<split>/seq_acc_by_len/<n>`` (which also go to
-``metrics.json``), re-logged once at the end of the test.
+``metrics.json``), re-logged once at the end of the test, to TensorBoard only.
 """
 
 import lightning as L
 
-from transformer_lab.plotting import log_scalars
+from transformer_lab.plotting import log_tensorboard_scalars
 
 SPLITS = ("test", "test_long")
 
@@ -25,4 +25,4 @@ class LengthSeries(L.Callback):
             return
         for split in SPLITS:
             for words, value in sorted(length_series(trainer.callback_metrics, split).items()):
-                log_scalars(trainer, {f"{split}/seq_acc_vs_len": value}, step=words)
+                log_tensorboard_scalars(trainer, {f"{split}/seq_acc_vs_len": value}, step=words)

@@ -10,8 +10,8 @@ under a small random change of the parameters: more for post-norm, more with dep
 At fit start this callback builds one twin of the run's model per placement: the run's
 hyper-parameters with only ``norm`` changed and the same ``init_seed``, so every twin has
 the same Xavier draws (deepnorm's scaled by its beta). On one training batch it measures
-both quantities and logs them (scalars with the layer as the step, one figure, and
-``norm_comparison.json`` in the run folder for the sweep report). The twins are built under
+both quantities and logs them (TensorBoard scalars with the layer as the step, one figure,
+and ``norm_comparison.json`` in the run folder for the sweep report). The twins are built under
 a forked RNG and never touch the run's model: the run trains exactly as without it.
 """
 
@@ -33,7 +33,7 @@ from transformer_lab.callbacks.stacks import (
 from transformer_lab.loss import token_nll
 from transformer_lab.model import Seq2SeqTransformer
 from transformer_lab.model.residual import NORM_PLACEMENTS
-from transformer_lab.plotting import figure_hook, log_scalars, new_figure, publish
+from transformer_lab.plotting import figure_hook, log_tensorboard_scalars, new_figure, publish
 
 log = logging.getLogger(__name__)
 GradNorms = dict[str, dict[str, dict[str, list[float]]]]  # placement -> stack -> group -> [layer]
@@ -147,9 +147,9 @@ class NormComparison(L.Callback):
                 for group, values in by_group.items():
                     for layer, value in enumerate(values):
                         tag = f"norm_init/grad/{placement}/{stack}/{group}"
-                        log_scalars(trainer, {tag: value}, step=layer)
+                        log_tensorboard_scalars(trainer, {tag: value}, step=layer)
         changes = {f"norm_init/output_change/{p}": v for p, v in results["output_change"].items()}
-        log_scalars(trainer, changes, step=0)
+        log_tensorboard_scalars(trainer, changes, step=0)
         title = "gradient norm by layer at init: " + " vs ".join(self.placements)
         figure = grad_norm_by_layer_figure(results["grad_norm"], title)
         publish(trainer, "norm_init/grad_by_layer", figure, 0, run_dir / "norm_comparison.png")

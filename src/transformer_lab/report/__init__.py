@@ -22,7 +22,7 @@ from transformer_lab.report.figures import FIGURES
 from transformer_lab.report.lengths import length_table
 from transformer_lab.report.lr_window import best_lr_table, lr_heatmaps
 from transformer_lab.report.provenance import provenance_section
-from transformer_lab.report.runs import NotASweep, Sweep, load_sweep
+from transformer_lab.report.runs import NotASweep, Sweep, group_runs, load_sweep
 from transformer_lab.report.table import configuration_table, output_change_table
 from transformer_lab.report.tensorboard import write_tensorboard
 
@@ -38,6 +38,16 @@ def _unfinished_lines(sweep: Sweep) -> list[str]:
     return lines
 
 
+def _replicates(sweep: Sweep) -> str:
+    """What the runs of one configuration have in common: say ``differ by seed`` only where
+    some configuration has more than one job."""
+    key = f"`{sweep.replicate_key}`"
+    jobs = group_runs(sweep.runs, sweep.config_keys).values()
+    if max(len(runs) for runs in jobs) > 1:
+        return f"runs of one configuration differ by {key} (the replicate key)"
+    return f"each configuration ran once, so there is no spread over {key}"
+
+
 def render(sweep: Sweep, target: float) -> tuple[str, list[tuple[str, str]]]:
     """``report.md`` of ``sweep`` and its figures ``[(caption, file)]``, which it writes
     into the sweep folder on the way."""
@@ -46,13 +56,14 @@ def render(sweep: Sweep, target: float) -> tuple[str, list[tuple[str, str]]]:
         f"# Sweep report: {sweep.path.name}",
         "",
         f"{len(sweep.runs)} jobs, {len(sweep.finished)} finished; configurations differ by "
-        f"{keys}; runs of one configuration differ by `{sweep.replicate_key}`.",
+        f"{keys}; {_replicates(sweep)}.",
         "",
         "## Final metrics",
         "",
         f"Mean ± sample std over the runs of each configuration; diverged runs are counted, "
-        f"not averaged. Steps: the first validation with `val/seq_acc` ≥ {target:g}, as "
-        "TensorBoard's step (Lightning logs the validation after update n at step n − 1).",
+        f"not averaged, in every column. Steps: the first validation with `val/seq_acc` ≥ "
+        f"{target:g}, as TensorBoard's step (Lightning logs the validation after update n at "
+        "step n − 1), over the runs that did not diverge; (k/n runs): k of those n reached it.",
         "",
         configuration_table(sweep, target),
     ]

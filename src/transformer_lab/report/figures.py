@@ -39,9 +39,10 @@ def val_loss_curves(sweep: Sweep, folder: Path) -> list[tuple[str, str]]:
             for i, run in enumerate(group):
                 steps, values = zip(*run.scalars["val/loss"], strict=True)
                 label = ", ".join(value) if i == 0 and value else None
-                ax.plot(steps, values, color=colour_of[value], alpha=0.8, label=label)
+                colour = colour_of[value]  # "o-": a dot per validation, so one shows too
+                ax.plot(steps, values, "o-", color=colour, markersize=3, alpha=0.8, label=label)
                 if run.diverged:
-                    ax.plot(steps[-1], values[-1], "x", color=colour_of[value], markersize=9)
+                    ax.plot(steps[-1], values[-1], "x", color=colour, markersize=9)
         ax.set_title(", ".join(f"{k}={v}" for k, v in zip(panel_keys, panel, strict=True)),
                      fontsize=8)  # fmt: skip
         ax.set_xlabel("step")
@@ -55,8 +56,8 @@ def val_loss_curves(sweep: Sweep, folder: Path) -> list[tuple[str, str]]:
         axes[0].set_yscale("log")  # shared by every panel
     save_png(figure, folder / "val_loss.png")
     caption = (
-        "Validation loss of every run against the TensorBoard step, one line per seed; "
-        "× marks a diverged run's last validation"
+        "Validation loss of every run against the TensorBoard step, one line per seed, a dot "
+        "per validation; × marks a diverged run's last validation"
     )
     return [(caption, "val_loss.png")]
 

@@ -10,12 +10,11 @@ diverge, as in the final-metrics table.
 import statistics
 from pathlib import Path
 
-from transformer_lab.callbacks.length_series import length_series
+from transformer_lab.callbacks.length_series import SPLITS, length_series
 from transformer_lab.plotting import new_figure, save_png
 from transformer_lab.report.runs import Sweep
 from transformer_lab.report.table import EMPTY, markdown
 
-SPLITS = ("test", "test_long")
 ONE_CONFIGURATION = "all runs"  # the name of a sweep's configuration when only seeds vary
 
 
@@ -41,6 +40,14 @@ def configuration_curves(sweep: Sweep) -> dict[tuple[str, ...], dict[int, float]
                 n: statistics.fmean(c[n] for c in run_curves) for n in sorted(lengths)
             }
     return curves
+
+
+def drawn_splits(sweep: Sweep, curves: dict[tuple[str, ...], dict[int, float]]) -> list[str]:
+    """The test splits of which ``curves`` (:func:`configuration_curves`) draw a length:
+    ``test_long`` only where the runs had that split."""
+    drawn = {n for curve in curves.values() for n in curve}
+    kept = [r for r in sweep.finished if not r.diverged]
+    return [s for s in SPLITS if any(drawn & set(length_series(r.metrics, s)) for r in kept)]
 
 
 def longest_trained(sweep: Sweep) -> int | None:
@@ -79,17 +86,19 @@ def plot_accuracy_by_length(
 
 def accuracy_by_length_figure(sweep: Sweep, folder: Path) -> list[tuple[str, str]]:
     """The report's figure: one line per configuration (see :data:`FIGURES`)."""
-    curves = {", ".join(config) or ONE_CONFIGURATION: curve
-              for config, curve in configuration_curves(sweep).items()}  # fmt: skip
-    if not curves:
+    by_configuration = configuration_curves(sweep)
+    if not by_configuration:
         return []
+    curves = {", ".join(c) or ONE_CONFIGURATION: curve for c, curve in by_configuration.items()}
     legend_title = ", ".join(sweep.config_keys) or None
     plot_accuracy_by_length(
         curves, folder / "accuracy_by_length.png", longest_trained(sweep), legend_title
     )
+    splits = drawn_splits(sweep, by_configuration)
     caption = (
-        "Exact-match accuracy (greedy) against source length, test and test_long splits, "
-        "mean over each configuration's runs that did not diverge"
+        f"Exact-match accuracy (greedy) against source length, {' and '.join(splits)} "
+        f"split{'s' if len(splits) > 1 else ''}, mean over each configuration's runs that did "
+        "not diverge"
     )
     return [(caption, "accuracy_by_length.png")]
 

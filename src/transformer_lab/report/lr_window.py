@@ -24,7 +24,7 @@ from matplotlib.patches import Rectangle
 from transformer_lab.console import natural_key
 from transformer_lab.plotting import new_figure, save_png
 from transformer_lab.report.runs import NOT_SET, Run, Sweep, group_runs
-from transformer_lab.report.table import EMPTY, markdown, mean_std, steps_to_target
+from transformer_lab.report.table import EMPTY, markdown, mean_std, steps_cell, steps_to_target
 
 LR_KEY = "model.lr"
 WARMUP_KEYS = ("model.schedule", "model.warmup_steps")  # what "warmup" means in a sweep
@@ -78,14 +78,13 @@ def best_lr_table(sweep: Sweep, target: float) -> str | None:
         window = [_format_lr(lr) for lr in sorted(scored, key=natural_key)
                   if all(r.finished and not r.diverged and r.metrics.get(METRIC, 0.0) >= target
                          for r in by_lr[(lr,)])]  # fmt: skip
-        steps = [s for s in (steps_to_target(r, target) for r in kept) if s is not None]
         rows.append([
             *config,
             _format_lr(best),
             f"{len(runs) - len(kept)}/{len(runs)}",
             mean_std([r.metrics[METRIC] for r in kept if METRIC in r.metrics], ".3f"),
             mean_std([r.metrics["val/loss"] for r in kept if "val/loss" in r.metrics], ".4f"),
-            mean_std([float(s) for s in steps], ".0f") if steps else "never",
+            steps_cell(runs, target),
             ", ".join(window) or "none",
         ])  # fmt: skip
     header = [*keys, f"best {LR_KEY}", "diverged", METRIC, "val/loss",

@@ -3,7 +3,8 @@
 Final metrics average the runs that did not diverge (a diverged run's last validation is
 of an earlier state, restored by the divergence guard); the ``diverged`` column counts
 the others and says at which steps they diverged. ``steps to val/seq_acc >= target`` is
-the first validation step at which a run reached the target.
+the first validation step at which a run reached the target, over the same runs (see
+:func:`steps_cell`, which the learning-rate window's table shares).
 """
 
 import statistics
@@ -32,12 +33,19 @@ def markdown(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join("| " + " | ".join(cells) + " |" for cells in lines)
 
 
-def _steps_cell(runs: list[Run], target: float) -> str:
-    steps = [s for s in (steps_to_target(r, target) for r in runs) if s is not None]
+def steps_cell(runs: list[Run], target: float) -> str:
+    """The steps to ``target`` of the ``runs`` that did not diverge, like every other column:
+    mean ± std over those that reached it, ``(k/n runs)`` when only k of the n did, ``never``
+    when none did, ``—`` when every run diverged (a diverged run may well have reached the
+    target before it diverged; its steps say nothing of how long a run that trains takes)."""
+    kept = [r for r in runs if not r.diverged]
+    if not kept:
+        return EMPTY
+    steps = [s for s in (steps_to_target(r, target) for r in kept) if s is not None]
     if not steps:
         return "never"
     cell = mean_std([float(s) for s in steps], ".0f")
-    return cell if len(steps) == len(runs) else f"{cell} ({len(steps)}/{len(runs)} runs)"
+    return cell if len(steps) == len(kept) else f"{cell} ({len(steps)}/{len(kept)} runs)"
 
 
 def _diverged_cell(runs: list[Run]) -> str:
@@ -60,7 +68,7 @@ def configuration_table(sweep: Sweep, target: float) -> str:
         for metric in metrics:
             values = [r.metrics[metric] for r in kept if metric in r.metrics]
             row.append(mean_std(values, ".3f" if "acc" in metric else ".4f"))
-        row.append(_steps_cell(runs, target))
+        row.append(steps_cell(runs, target))
         row.append(mean_std([r.metrics["train_seconds"] for r in runs], ".0f"))
         rows.append(row)
     return markdown(header, rows)
