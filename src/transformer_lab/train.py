@@ -171,10 +171,18 @@ def open_run_folder(cfg: DictConfig, trainer, output_dir: Path, started_in: Path
 
 
 def final_metrics(trainer, module, datamodule, diverged_at: int | None) -> dict[str, float]:
-    """val/* of the final weights and test*/* unless the run diverged (then there is
-    nothing more to evaluate: divergence is the result), with ``diverged`` 1.0 or 0.0."""
+    """val/* of the fit's closing validation (of the final weights: the fit validates at its
+    final step, see ``learning_curve.py``) and test*/* unless the run diverged (then there
+    is nothing more to evaluate: divergence is the result), with ``diverged`` 1.0 or 0.0."""
     if diverged_at is None and module.validated_at_step != trainer.global_step:
-        trainer.validate(module, datamodule=datamodule, verbose=False)  # curves end on a val
+        last = module.validated_at_step
+        validated = f"those of step {last}" if last >= 0 else "missing"
+        log.warning(
+            "the fit ended at step %d without validating its final weights; val/* in "
+            "metrics.json are %s",
+            trainer.global_step,
+            validated,
+        )
     metrics = {k: float(v) for k, v in trainer.callback_metrics.items() if k.startswith("val/")}
     if diverged_at is None:
         trainer.test(module, datamodule=datamodule, verbose=False)
