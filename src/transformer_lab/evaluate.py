@@ -9,8 +9,9 @@ run folder is needed. Every test split (``test``, and ``test_long`` where the ru
 is decoded greedily and with beam search, through the very test stage training ends with,
 so the greedy numbers equal the run's own ``metrics.json``. ``data.*`` changes the test
 splits (``data.test_long_max_len=30``: lengths further past training than the run
-tested). Prints a metrics table and sample generations and writes ``eval.json`` (by
-default into the run folder).
+tested). Prints a metrics table titled with the checkpoint's step (and a note when the
+checkpoint is older than the end of its run, as ``best.ckpt`` may be) and sample
+generations, and writes ``eval.json`` (by default into the run folder).
 
 The settings are ``conf/evaluate.yaml``, composed by Hydra, but without ``@hydra.main``:
 an evaluation has no run folder of its own, and its two paths are taken as typed (see
@@ -35,7 +36,7 @@ from transformer_lab.console import LIGHTNING_INFO, natural_key, quiet_library_n
 from transformer_lab.data.datamodule import SyntheticDataModule
 from transformer_lab.lit_module import Seq2SeqLitModule
 from transformer_lab.model.decoding import beam_search, check_beam_search
-from transformer_lab.run_folder import last_checkpoint, run_folder_of
+from transformer_lab.run_folder import last_checkpoint, recorded_metrics, run_folder_of
 from transformer_lab.tokens import detokenize
 
 log = logging.getLogger(__name__)
@@ -170,8 +171,10 @@ def decoded_metrics(
 def print_results(results: dict, module, datamodule, n_samples: int) -> None:
     beam = f"beam {results['beam_size']}"
     console = Console()
+    step = results["global_step"]
     table = Table(
-        title=f"{results['checkpoint']}\nlength penalty {results['length_penalty']}",
+        title=f"{results['checkpoint']}\nstep {'unknown' if step is None else step}, "
+        f"length penalty {results['length_penalty']}",
         caption="seq_acc and seq_acc_by_len/<words> depend on the decoding; the rest does not",
     )
     for column in ("metric", "greedy", beam):
@@ -192,6 +195,20 @@ def print_results(results: dict, module, datamodule, n_samples: int) -> None:
         for row in zip(batch["src"], batch["tgt_out"], greedy[:, 1:], beamed[:, 1:], strict=True):
             samples.add_row(*(detokenize(tokens.tolist()) for tokens in row))
         console.print(samples)
+
+
+def earlier_than_its_run(path: Path, global_step: int | None) -> str | None:
+    """A line saying that the checkpoint is older than the end of its run (``metrics.json``
+    has a larger step: e.g. ``best.ckpt``), so these are not the weights the run reported;
+    None when it is the end, or nothing tells."""
+    run = run_folder_of(path)
+    recorded = recorded_metrics(run) if run else None
+    if recorded is None or global_step is None or recorded["global_step"] <= global_step:
+        return None
+    return (
+        f"note: this checkpoint is of step {global_step}, its run ended at step "
+        f"{recorded['global_step']} (metrics.json): not the run's final weights"
+    )
 
 
 def evaluate(cfg: DictConfig) -> dict:
@@ -234,6 +251,9 @@ def evaluate(cfg: DictConfig) -> dict:
     output = Path(cfg.output) if cfg.output else (run_folder_of(path) or path.parent) / name
     output.write_text(json.dumps(results, indent=2) + "\n")
     print_results(results, module, datamodule, cfg.samples)
+    note = earlier_than_its_run(path, global_step)
+    if note:
+        log.warning(note)
     log.info("wrote %s", output)
     return results
 

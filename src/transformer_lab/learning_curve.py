@@ -1,8 +1,12 @@
 """What a run's ``val/seq_acc`` curve says beyond its last point: the best value and the
 first step at which it reached a target. One definition, shared by the run's own HPARAMS
-entry and ``metrics.json`` and by the sweep report, all reading TensorBoard's scalars
-(steps as TensorBoard shows them: Lightning logs the validation after update n at step
-n - 1).
+entry and ``metrics.json`` and by the sweep report, all reading TensorBoard's scalars.
+
+The step convention, the one every validation of a run follows: the validation after
+update n is logged at step n - 1 (Lightning's logging step counts the updates before the
+batch). The closing validation is no exception, since it runs inside the fit at the final
+step (``Seq2SeqLitModule.on_train_batch_end``): a 25-step run with ``val_check_interval``
+10 logs ``val/*`` at steps 9, 19 and 24, and ``val/steps_to_target`` is such a step.
 """
 
 from pathlib import Path

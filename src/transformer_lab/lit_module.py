@@ -10,6 +10,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from transformer_lab.final_step import is_final_step
 from transformer_lab.loss import token_nll
 from transformer_lab.metrics import StageMetrics
 from transformer_lab.model import Seq2SeqTransformer
@@ -114,6 +115,13 @@ class Seq2SeqLitModule(L.LightningModule):
             # one tag for the learning rate (LearningRateMonitor would split it per group)
             self.log("train/lr", self.optimizers().param_groups[0]["lr"], batch_size=1)
         return loss
+
+    def on_train_batch_end(self, outputs, batch, batch_idx: int) -> None:
+        """The fit's final step stops the fit, so that Lightning validates the final weights
+        inside the fit, logged at the step of every other validation (``learning_curve.py``),
+        instead of a ``trainer.validate()`` after it, which would log one step later."""
+        if is_final_step(self.trainer):
+            self.trainer.should_stop = True
 
     def _logger_writes_this_step(self) -> bool:
         """Whether the loggers write this step's ``train/*``: every ``log_every_n_steps``

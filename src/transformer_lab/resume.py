@@ -6,7 +6,9 @@ experiment*: a run (or sweep job) under ``paths.outputs_root`` whose saved
 ``.hydra/config.yaml`` equals the current config but for ``ckpt_path``. A resumed run
 continues in the folder its checkpoint came from, so TensorBoard shows one curve going on
 from the checkpoint's step instead of a second run starting over; the folder Hydra made
-for the new start is removed (:func:`continue_in`).
+for the new start is removed (:func:`continue_in`). A run that has ended (its
+``metrics.json``) is not resumed unless the config asks for more steps than it took
+(:class:`RunFinished`).
 """
 
 import logging
@@ -21,11 +23,40 @@ from omegaconf import DictConfig, OmegaConf
 
 from transformer_lab.callbacks import Interrupted
 from transformer_lab.command import started_as
-from transformer_lab.run_folder import last_checkpoint
+from transformer_lab.run_folder import last_checkpoint, recorded_metrics
 
 
 class CheckpointNotFound(ValueError):
     pass
+
+
+class RunFinished(Exception):
+    """The checkpoint's run has ended: resuming it would train nothing new, only test it
+    again and add a second set of TensorBoard points (or, from a checkpoint older than its
+    end, train its last steps again). ``metrics`` is its ``metrics.json``, what the job
+    returns instead, so that a sweep run again gets each finished job's objective."""
+
+    def __init__(self, run: Path, metrics: dict):
+        self.run, self.metrics = run, metrics
+        step = metrics["global_step"]
+        if metrics.get("diverged"):
+            message = f"run {run} diverged at step {metrics['diverged_at_step']} (metrics.json)"
+            message += "; nothing to resume"
+        else:
+            further = quote_for_hydra(str(last_checkpoint(run).resolve()))
+            message = (
+                f"run {run} already finished at step {step} (metrics.json); nothing to "
+                f"resume. To train further: ckpt_path={further} trainer.max_steps=<more "
+                f"than {step}>"
+            )
+        super().__init__(message)
+
+
+def check_unfinished(run: Path, max_steps: int) -> None:
+    """Raise :class:`RunFinished` if ``run`` diverged, or ended at ``max_steps`` or later."""
+    metrics = recorded_metrics(run)
+    if metrics is not None and (metrics.get("diverged") or max_steps <= metrics["global_step"]):
+        raise RunFinished(run, metrics)
 
 
 def _experiment(cfg: DictConfig) -> dict:
@@ -69,6 +100,19 @@ def resolve_checkpoint(cfg: DictConfig) -> Path | None:
     return path
 
 
+def _log_handlers_in(folder: Path) -> list[logging.FileHandler]:
+    """The root logger's file handlers that write into ``folder`` (Hydra's job log)."""
+    handlers = (h for h in logging.getLogger().handlers if isinstance(h, logging.FileHandler))
+    return [h for h in handlers if Path(h.baseFilename).parent.resolve() == folder.resolve()]
+
+
+def _remove_if_only(folder: Path, names: set[str]) -> None:
+    """Remove ``folder`` if it holds nothing but ``names``: no stray folder is left, and
+    nothing else is lost."""
+    if {p.name for p in folder.iterdir()} <= names:
+        shutil.rmtree(folder)
+
+
 def continue_in(run: Path, started_in: Path) -> None:
     """Move a resumed start from the folder Hydra made for it into ``run``.
 
@@ -80,30 +124,53 @@ def continue_in(run: Path, started_in: Path) -> None:
     if started_in.resolve() == run.resolve():
         return
     moved = {".hydra"}
-    for handler in logging.getLogger().handlers:
-        if isinstance(handler, logging.FileHandler):
-            log = Path(handler.baseFilename)
-            if log.parent.resolve() == started_in.resolve():
-                handler.close()
-                with (run / log.name).open("a") as continued:
-                    continued.write(log.read_text())
-                handler.baseFilename = str((run / log.name).resolve())
-                handler.mode = "a"  # reopened there at the next record
-                moved.add(log.name)
-    if {p.name for p in started_in.iterdir()} <= moved:
-        shutil.rmtree(started_in)
+    for handler in _log_handlers_in(started_in):
+        log = Path(handler.baseFilename)
+        handler.close()
+        with (run / log.name).open("a") as continued:
+            continued.write(log.read_text())
+        handler.baseFilename = str((run / log.name).resolve())
+        handler.mode = "a"  # reopened there at the next record
+        moved.add(log.name)
+    _remove_if_only(started_in, moved)
+
+
+def discard_start(started_in: Path, run: Path) -> None:
+    """Remove the folder Hydra made for a start that has nothing to do (``run`` has
+    finished), leaving ``run`` as it is. Its log handlers go with it, so that no later
+    record opens the log again."""
+    if started_in.resolve() == run.resolve():
+        return
+    handlers = _log_handlers_in(started_in)
+    for handler in handlers:
+        logging.getLogger().removeHandler(handler)
+        handler.close()
+    _remove_if_only(started_in, {".hydra", *(Path(h.baseFilename).name for h in handlers)})
+
+
+# Lightning's warning on resuming a checkpoint written while a ModelCheckpoint(save_last=True)
+# kept last.ckpt: that callback's state, the path of last.ckpt, is nothing LastCheckpoint needs
+_OLD_LAST_CHECKPOINT_STATE = (
+    r"Be aware that when using `ckpt_path`, callbacks used to create the checkpoint need to "
+    r"be provided during `Trainer` instantiation\. Please add the following callbacks: "
+    r"\[\"ModelCheckpoint\{'monitor': None, 'mode': 'min', 'every_n_train_steps': \d+, "
+    r"'every_n_epochs': 0, 'train_time_interval': None\}\"\]\.$"
+)
 
 
 def quiet_resume_warnings() -> None:
-    """Two warnings Lightning gives every resumed run, both wrong here.
+    """Three warnings Lightning gives resumed runs, all wrong here.
 
     "Checkpoint directory ... exists and is not empty": a resumed run continues in its own
     folder on purpose. "... your dataloader is not resumable": the training sampler skips
     the batches the checkpoint's epoch already trained on (``data/datamodule.py``), so the
-    resumed run sees exactly the batches an uninterrupted one would (tested).
+    resumed run sees exactly the batches an uninterrupted one would (tested). "Please add
+    the following callbacks: ["ModelCheckpoint{'monitor': None, ...}"]", for a checkpoint
+    written before ``last.ckpt`` had its own callback (``callbacks/last_checkpoint.py``).
     """
     warnings.filterwarnings("ignore", message=r"Checkpoint directory .* exists and is not empty")
     warnings.filterwarnings("ignore", message=r".*ended before the epoch ended and your dataloader")
+    warnings.filterwarnings("ignore", message=_OLD_LAST_CHECKPOINT_STATE)
 
 
 def resume_command(checkpoint: Path) -> str:

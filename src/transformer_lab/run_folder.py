@@ -1,18 +1,26 @@
-"""Where a run keeps its checkpoints, and which run a checkpoint belongs to.
+"""Where a run keeps its checkpoints and its record, and which run a checkpoint belongs to.
 
 A run folder is what training leaves: Hydra writes the config as given into its
-``.hydra/``, and the checkpoint callbacks (``conf/callbacks/default.yaml``) write
-``checkpoints/last.ckpt`` and ``checkpoints/best.ckpt``. Evaluation takes a run folder for
-its last checkpoint and writes ``eval.json`` into the checkpoint's run; a resumed run goes
-on writing in it.
+``.hydra/``, the checkpoint callbacks (``conf/callbacks/default.yaml``) write
+``checkpoints/last.ckpt`` and ``checkpoints/best.ckpt``, and the run's end writes
+``metrics.json``. Evaluation takes a run folder for its last checkpoint and writes
+``eval.json`` into the checkpoint's run; a resumed run goes on writing in it.
 """
 
+import json
 from pathlib import Path
 
 
 def last_checkpoint(run: Path) -> Path:
     """The checkpoint a run saved last: periodically, when stopped, and at its end."""
     return run / "checkpoints" / "last.ckpt"
+
+
+def recorded_metrics(run: Path) -> dict | None:
+    """The run's ``metrics.json`` (written when it ended, finished or diverged: its
+    ``global_step`` is where it ended), or None for a run that has not ended."""
+    path = run / "metrics.json"
+    return json.loads(path.read_text()) if path.is_file() else None
 
 
 def run_folder_of(checkpoint: Path) -> Path | None:

@@ -37,7 +37,10 @@ from transformer_lab.learning_curve import CURVE_TAG, curve_metrics, read_scalar
 from transformer_lab.objective import check_optimized_metric, objective, worst_value
 from transformer_lab.resume import (
     CheckpointNotFound,
+    RunFinished,
+    check_unfinished,
     continue_in,
+    discard_start,
     quiet_resume_warnings,
     resolve_checkpoint,
     say_interrupted,
@@ -145,7 +148,8 @@ def check_run_settings(cfg: DictConfig) -> None:
 
 def resume_point(cfg: DictConfig, output_dir: Path) -> tuple[Path | None, Path]:
     """The checkpoint to resume from (None: a fresh start) and the folder the run writes
-    to: the resumed run's own, so its TensorBoard curves go on in one place."""
+    to: the resumed run's own, so its TensorBoard curves go on in one place. RunFinished
+    if that run has ended and the config asks for no more steps."""
     try:
         checkpoint = resolve_checkpoint(cfg)
     except CheckpointNotFound as error:
@@ -153,6 +157,7 @@ def resume_point(cfg: DictConfig, output_dir: Path) -> tuple[Path | None, Path]:
     resumed_run = checkpoint and run_folder_of(checkpoint)
     if not resumed_run:
         return checkpoint, output_dir
+    check_unfinished(resumed_run, cfg.trainer.max_steps)
     cfg.paths.output_dir = str(resumed_run)
     log.info("resuming %s from %s", resumed_run, checkpoint)
     quiet_resume_warnings()
@@ -172,10 +177,18 @@ def open_run_folder(cfg: DictConfig, trainer, output_dir: Path, started_in: Path
 
 
 def final_metrics(trainer, module, datamodule, diverged_at: int | None) -> dict[str, float]:
-    """val/* of the final weights and test*/* unless the run diverged (then there is
-    nothing more to evaluate: divergence is the result), with ``diverged`` 1.0 or 0.0."""
+    """val/* of the fit's closing validation (of the final weights: the fit validates at its
+    final step, see ``learning_curve.py``) and test*/* unless the run diverged (then there
+    is nothing more to evaluate: divergence is the result), with ``diverged`` 1.0 or 0.0."""
     if diverged_at is None and module.validated_at_step != trainer.global_step:
-        trainer.validate(module, datamodule=datamodule, verbose=False)  # curves end on a val
+        last = module.validated_at_step
+        validated = f"those of step {last}" if last >= 0 else "missing"
+        log.warning(
+            "the fit ended at step %d without validating its final weights; val/* in "
+            "metrics.json are %s",
+            trainer.global_step,
+            validated,
+        )
     metrics = {k: float(v) for k, v in trainer.callback_metrics.items() if k.startswith("val/")}
     if diverged_at is None:
         trainer.test(module, datamodule=datamodule, verbose=False)
@@ -204,11 +217,17 @@ def record_run(cfg, trainer, output_dir: Path, metrics: dict, diverged_at, train
 
 
 def train(cfg: DictConfig) -> dict[str, float]:
-    """Fit, validate and test; the final metrics, ``diverged`` 1.0 or 0.0 among them."""
+    """Fit, validate and test; the final metrics, ``diverged`` 1.0 or 0.0 among them (for
+    a resume of a run that has ended, nothing runs: its ``metrics.json``)."""
     started = environment.collect()
     started_in = Path(HydraConfig.get().runtime.output_dir)
     check_run_settings(cfg)
-    checkpoint, output_dir = resume_point(cfg, started_in)
+    try:
+        checkpoint, output_dir = resume_point(cfg, started_in)
+    except RunFinished as finished:  # nothing to train: what the run recorded is the result
+        print(finished, flush=True)
+        discard_start(started_in, finished.run)
+        return finished.metrics
     L.seed_everything(cfg.seed, workers=True)
     datamodule, module, trainer = build(cfg)
     if trainer.is_global_zero:

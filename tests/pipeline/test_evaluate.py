@@ -67,6 +67,46 @@ def test_evaluating_a_run_reproduces_its_own_test_metrics(compose_train, tmp_pat
         evaluate(eval_config(ckpt_path=run, **{"data.test_long_max_len": 9}))
 
 
+@pytest.mark.slow
+def test_a_run_past_a_periodic_save_is_evaluated_at_its_final_step(
+    compose_train, tmp_path, capsys, caplog
+):
+    periodic = ["trainer.max_steps=12", "callbacks.last_checkpoint.every_n_train_steps=5"]
+    train(compose_train(["experiment=smoke", "trainer.val_check_interval=6", *periodic]))
+    run = tmp_path / "run"
+    (run / ".hydra").mkdir()  # a run folder, as Hydra leaves it
+    logged = json.loads((run / "metrics.json").read_text())
+    capsys.readouterr()
+
+    results = evaluate(eval_config(ckpt_path=run, beam_size=1, samples=0))
+
+    assert results["global_step"] == logged["global_step"] == 12  # not the periodic save at 10
+    tested = {k: v for k, v in logged.items() if k.startswith("test")}
+    assert results["greedy"] == pytest.approx(tested, rel=1e-9, abs=0)
+    assert "step 12, length penalty 0.0" in capsys.readouterr().out  # the table's title
+    assert "note:" not in caplog.text
+
+
+def test_a_checkpoint_older_than_the_end_of_its_run_is_said_to_be(
+    untrained_checkpoint, tmp_path, capsys, caplog
+):
+    path, _ = untrained_checkpoint  # of step 7
+    run = tmp_path / "run"
+    (run / ".hydra").mkdir(parents=True)
+    (run / "checkpoints").mkdir()
+    shutil.copy(path, run / "checkpoints" / "best.ckpt")
+    (run / "metrics.json").write_text(json.dumps({"global_step": 9}))
+
+    results = evaluate(eval_config(ckpt_path=run / "checkpoints" / "best.ckpt", samples=0))
+
+    assert results["global_step"] == 7
+    assert "step 7, length penalty 0.0" in capsys.readouterr().out
+    assert (
+        "note: this checkpoint is of step 7, its run ended at step 9 (metrics.json): not the "
+        "run's final weights"
+    ) in caplog.messages
+
+
 @pytest.fixture
 def untrained_checkpoint(tmp_path) -> tuple[Path, dict]:
     """A checkpoint file as training writes it, but of an untrained model: ``(path, dict)``."""

@@ -6,6 +6,7 @@ import pytest
 import torch
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
+from transformer_lab.learning_curve import read_scalars
 from transformer_lab.train import build, train
 
 TINY = ["experiment=smoke"]  # 20 steps of a d_model 32 model on 512 pairs
@@ -93,3 +94,26 @@ def test_loss_falls_clearly_on_the_copy_task(compose_train):
     trainer.fit(module, datamodule=datamodule)
     final = float(trainer.callback_metrics["val/loss"])
     assert final < 0.5 * initial, (initial, final)
+
+
+def test_every_validation_the_closing_one_too_is_logged_at_the_step_before_its_update(
+    compose_train, tmp_path
+):
+    learns_fast = ["data.min_len=1", "data.max_len=3", "model.lr=1e-2", "model.schedule=constant"]
+    quiet = ["~callbacks.attention_maps", "~callbacks.norm_comparison"]
+    cfg = [*TINY, *learns_fast, *quiet, "trainer.max_steps=25", "trainer.val_check_interval=10"]
+    train(compose_train([*cfg, "target_seq_acc=0.05"]))
+    run = tmp_path / "run"
+    scalars, written = read_scalars(run), json.loads((run / "metrics.json").read_text())
+
+    run_summary = ("val/seq_acc_best", "val/steps_to_target")  # HPARAMS scalars, at the end
+    tags = [tag for tag in scalars if tag.startswith("val/") and tag not in run_summary]
+    validations = {tag: scalars[tag] for tag in tags}
+    assert validations["val/seq_acc_by_len/1"]  # per-length tags as well
+    for tag, points in validations.items():  # after updates 10, 20 and the last, 25
+        assert [step for step, _ in points] == [9, 19, 24], tag
+        assert written[tag] == pytest.approx(points[-1][1]), tag  # metrics.json: the closing one
+    curve = scalars["val/seq_acc"]
+    reached = next((step for step, value in curve if value >= 0.05), None)
+    assert written.get("val/steps_to_target") == reached
+    assert written["val/seq_acc_best"] == max(value for _, value in curve)

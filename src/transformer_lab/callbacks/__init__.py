@@ -3,6 +3,7 @@
 from transformer_lab.callbacks.attention_maps import AttentionMaps
 from transformer_lab.callbacks.divergence import DivergenceGuard, diverged_at_step
 from transformer_lab.callbacks.interrupt import InterruptCheckpoint, Interrupted
+from transformer_lab.callbacks.last_checkpoint import LastCheckpoint
 from transformer_lab.callbacks.layer_stats import LayerStats
 from transformer_lab.callbacks.length_series import LengthSeries
 from transformer_lab.callbacks.norm_comparison import NormComparison
@@ -15,6 +16,7 @@ __all__ = [
     "DivergenceGuard",
     "InterruptCheckpoint",
     "Interrupted",
+    "LastCheckpoint",
     "LayerStats",
     "LengthSeries",
     "NormComparison",

@@ -4,8 +4,9 @@ Left to Lightning, Ctrl-C raises KeyboardInterrupt wherever the process happens 
 (possibly between the optimizer step and the scheduler step, a state no checkpoint
 should hold), and the run exits 1 with the last periodic ``last.ckpt``, up to 250 steps
 old. Here both signals only set a flag; at the end of the training batch in progress, the
-point where Lightning's own periodic ``last.ckpt`` is written, the callback saves
-``last.ckpt`` through the trainer's (atomic) checkpoint IO and raises :class:`Interrupted`,
+point where the periodic ``last.ckpt`` is written, the callback saves ``last.ckpt`` through
+:class:`~transformer_lab.callbacks.last_checkpoint.LastCheckpoint` (and the trainer's
+atomic checkpoint IO) and raises :class:`Interrupted`,
 which Lightning passes on after closing the loggers; ``train`` turns it into one line and
 exit status 128 + the signal number (130 for SIGINT, 143 for SIGTERM). A second Ctrl-C
 stops at once, without saving. With several DDP ranks, all stop at the same batch.
@@ -18,7 +19,8 @@ import threading
 from pathlib import Path
 
 import lightning as L
-from lightning.pytorch.callbacks import ModelCheckpoint
+
+from transformer_lab.callbacks.last_checkpoint import LastCheckpoint
 
 _held: int | None = None  # a signal that came outside fit while :func:`hold_signals` was on
 
@@ -56,16 +58,15 @@ class Interrupted(BaseException):
         return 128 + self.signum  # what a shell reports for a process the signal killed
 
 
-def last_checkpoint(trainer: L.Trainer) -> tuple[ModelCheckpoint, Path]:
-    """The ModelCheckpoint that keeps ``last.ckpt``, and that file's path."""
+def last_checkpoint(trainer: L.Trainer) -> LastCheckpoint:
+    """The callback that keeps the run's ``last.ckpt``."""
     for callback in trainer.checkpoint_callbacks:
-        if isinstance(callback, ModelCheckpoint) and callback.save_last and callback.dirpath:
-            name = f"{callback.CHECKPOINT_NAME_LAST}{callback.FILE_EXTENSION}"
-            return callback, Path(callback.dirpath) / name
+        if isinstance(callback, LastCheckpoint):
+            return callback
     raise ValueError(
-        "callbacks.interrupt_checkpoint saves the run's last.ckpt, but no ModelCheckpoint "
-        "has save_last; allowed: keep callbacks.last_checkpoint, or drop the interrupt "
-        "checkpoint with ~callbacks.interrupt_checkpoint"
+        "callbacks.interrupt_checkpoint saves the run's last.ckpt, but there is no "
+        "LastCheckpoint callback; allowed: keep callbacks.last_checkpoint, or drop the "
+        "interrupt checkpoint with ~callbacks.interrupt_checkpoint"
     )
 
 
@@ -112,16 +113,12 @@ class InterruptCheckpoint(L.Callback):
         self._previous.clear()
 
     def on_train_batch_end(self, trainer: L.Trainer, *args) -> None:
-        """Where Lightning saves its periodic ``last.ckpt`` too: a checkpoint taken here
-        resumes exactly (tests/reliability/test_interrupt.py)."""
+        """Where the periodic ``last.ckpt`` is saved too: a checkpoint taken here resumes
+        exactly (tests/reliability/test_interrupt.py)."""
         stop = trainer.strategy.reduce_boolean_decision(self.received is not None, all=False)
         if not stop:
             return
-        keeper, path = last_checkpoint(trainer)
-        # saved as the keeper's own last.ckpt, so that after the resume it overwrites the
-        # file instead of starting a last-v1.ckpt beside it
-        keeper.last_model_path = str(path)
-        trainer.save_checkpoint(path, weights_only=False)  # a full resume point
+        path = last_checkpoint(trainer).save(trainer)  # a full resume point
         raise Interrupted(self.received or signal.SIGTERM, trainer.global_step, path)
 
     def teardown(self, trainer: L.Trainer, pl_module: L.LightningModule, stage: str) -> None:

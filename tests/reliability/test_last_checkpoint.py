@@ -1,0 +1,167 @@
+"""``last.ckpt`` of a run that ended is its end, and a resume point as exact as any other:
+extending a finished run trains what an uninterrupted longer run trains; resuming a
+finished run without asking for more steps trains nothing and says so."""
+
+import json
+import subprocess
+
+import pytest
+import torch
+
+from transformer_lab.learning_curve import read_scalars
+from transformer_lab.objective import objective
+from transformer_lab.resume import RunFinished, check_unfinished
+from transformer_lab.train import train
+
+# validations at 10, 20, 30, 40; train/loss of every step, to compare the batches trained on
+EVERY_STEP = ["trainer.val_check_interval=10", "trainer.log_every_n_steps=1"]
+# a run of seconds, in the test process
+TINY = [
+    "experiment=smoke",
+    "trainer.max_steps=6",
+    "trainer.val_check_interval=3",
+    "~callbacks.norm_comparison",
+    "~callbacks.attention_maps",
+]
+# the callback state a checkpoint held while a ModelCheckpoint kept last.ckpt
+FORMER_LAST_CHECKPOINT = (
+    "ModelCheckpoint{'monitor': None, 'mode': 'min', 'every_n_train_steps': 250, "
+    "'every_n_epochs': 0, 'train_time_interval': None}"
+)
+
+
+def only_run(outputs_root):
+    (run,) = (outputs_root / "runs").iterdir()
+    return run
+
+
+def values(points) -> list[float]:
+    return [value for _, value in points]
+
+
+def files_of(folder) -> dict[str, tuple[int, int]]:
+    """``{relative path: (size, mtime_ns)}`` of every file under ``folder``."""
+    files = (p for p in sorted(folder.rglob("*")) if p.is_file())
+    return {str(p.relative_to(folder)): (p.stat().st_size, p.stat().st_mtime_ns) for p in files}
+
+
+@pytest.fixture(scope="module")
+def straight(tmp_path_factory, resumable_command, one_thread_env):
+    """The folder of the uninterrupted 40-step run, and the command that ran it."""
+    root = tmp_path_factory.mktemp("straight")
+    command = resumable_command(root / "outputs", *EVERY_STEP)
+    subprocess.run(command, cwd=root, env=one_thread_env, check=True, capture_output=True)
+    return only_run(root / "outputs"), command
+
+
+@pytest.mark.slow
+def test_a_finished_run_extended_from_its_last_ckpt_trains_what_a_longer_run_trains(
+    tmp_path, resumable_command, one_thread_env, straight
+):
+    straight_run, _ = straight
+    short = resumable_command(tmp_path / "outputs", *EVERY_STEP, "trainer.max_steps=20")
+    subprocess.run(short, cwd=tmp_path, env=one_thread_env, check=True, capture_output=True)
+    run = only_run(tmp_path / "outputs")
+    last = run / "checkpoints" / "last.ckpt"
+    end = torch.load(last, weights_only=True)
+    assert (end["global_step"], end["epoch"]) == (20, 1)  # 12 batches an epoch: in the 2nd
+
+    extend = [*short, "trainer.max_steps=40", f"ckpt_path={last}"]
+    subprocess.run(extend, cwd=tmp_path, env=one_thread_env, check=True, capture_output=True)
+    assert only_run(tmp_path / "outputs") == run  # extended in its own folder
+
+    expected, got = read_scalars(straight_run), read_scalars(run)
+    losses, straight_losses = got["train/loss"], expected["train/loss"]
+    assert [s for s, _ in losses] == list(range(40))  # each step logged once
+    assert values(losses) == pytest.approx(values(straight_losses), abs=1e-6)  # same batches
+    for tag in ("val/loss", "val/seq_acc"):
+        assert [s for s, _ in got[tag]] == [s for s, _ in expected[tag]] == [9, 19, 29, 39]
+        assert values(got[tag]) == pytest.approx(values(expected[tag]), abs=1e-6), tag
+    want = json.loads((straight_run / "metrics.json").read_text())
+    have = json.loads((run / "metrics.json").read_text())
+    assert have.keys() == want.keys()
+    for key in [k for k in want if k.startswith(("val/", "test/"))] + ["global_step"]:
+        assert have[key] == pytest.approx(want[key], abs=1e-6), key
+    a = torch.load(straight_run / "checkpoints" / "last.ckpt", weights_only=True)["state_dict"]
+    b = torch.load(last, weights_only=True)["state_dict"]
+    assert a.keys() == b.keys()
+    assert max((a[k].float() - b[k].float()).abs().max().item() for k in a) <= 1e-6
+
+
+@pytest.mark.slow
+def test_resuming_a_finished_run_trains_nothing_says_so_in_one_line_and_leaves_no_folder(
+    one_thread_env, straight
+):
+    run, command = straight
+    before = files_of(run)
+    again = [*command, "ckpt_path=last"]
+    result = subprocess.run(
+        again, cwd=run.parents[2], env=one_thread_env, capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == (
+        f"run {run} already finished at step 40 (metrics.json); nothing to resume. To train "
+        f"further: ckpt_path={run}/checkpoints/last.ckpt trainer.max_steps=<more than 40>"
+    )
+    assert result.stderr == ""
+    assert list(run.parent.iterdir()) == [run]  # the folder Hydra made for it is gone
+    assert files_of(run) == before  # no second test, no new TensorBoard points
+
+
+def test_a_finished_run_given_as_ckpt_path_returns_what_it_recorded_and_trains_nothing(
+    compose_train, tmp_path
+):
+    train(compose_train(TINY))
+    run = tmp_path / "run"
+    (run / ".hydra").mkdir()  # a run folder, as Hydra leaves it
+    recorded, before = json.loads((run / "metrics.json").read_text()), files_of(run)
+
+    again = compose_train([*TINY, f"ckpt_path={run}/checkpoints/last.ckpt"], run="again")
+    returned = train(again)
+
+    assert returned == recorded  # what a sweep job returns to the sweeper
+    assert objective("val/seq_acc", returned) == recorded["val/seq_acc"]
+    assert not (tmp_path / "again").exists()
+    assert files_of(run) == before
+
+
+def record(run, **metrics):
+    (run / "checkpoints").mkdir(parents=True)
+    (run / "metrics.json").write_text(json.dumps(metrics))
+
+
+def test_a_run_counts_as_finished_when_it_ended_at_max_steps_or_diverged(tmp_path):
+    job = tmp_path / "model.norm=pre,seed=1"  # a sweep job: its path needs quotes for Hydra
+    record(job, global_step=300, diverged=False, diverged_at_step=None)
+    with pytest.raises(RunFinished) as finished:
+        check_unfinished(job, max_steps=300)
+    assert str(finished.value) == (
+        f"run {job} already finished at step 300 (metrics.json); nothing to resume. To train "
+        f"further: ckpt_path='{job}/checkpoints/last.ckpt' trainer.max_steps=<more than 300>"
+    )
+    assert finished.value.metrics["global_step"] == 300
+    check_unfinished(job, max_steps=600)  # more steps: extend it
+
+    diverged = tmp_path / "diverged"
+    record(diverged, global_step=8, diverged=True, diverged_at_step=7)
+    with pytest.raises(RunFinished, match=r"diverged at step 7 \(metrics.json\); nothing to res"):
+        check_unfinished(diverged, max_steps=600)
+    check_unfinished(tmp_path / "running", max_steps=300)  # no metrics.json: not ended
+
+
+def test_a_checkpoint_of_the_former_last_ckpt_callback_resumes_without_a_warning(
+    compose_train, tmp_path, recwarn
+):
+    train(compose_train(TINY))
+    run = tmp_path / "run"
+    (run / ".hydra").mkdir()
+    last = run / "checkpoints" / "last.ckpt"
+    checkpoint = torch.load(last, weights_only=True)
+    checkpoint["callbacks"][FORMER_LAST_CHECKPOINT] = {"last_model_path": str(last)}
+    torch.save(checkpoint, last)
+
+    train(compose_train([*TINY, "trainer.max_steps=9", f"ckpt_path={last}"], run="again"))
+
+    assert json.loads((run / "metrics.json").read_text())["global_step"] == 9
+    said = [str(warning.message) for warning in recwarn]
+    assert not [line for line in said if "Please add the following callbacks" in line], said
