@@ -7,6 +7,7 @@ metrics), ``checkpoints/{last,best}.ckpt`` and ``metrics.json``.
 """
 
 import hashlib
+import inspect
 import json
 import logging
 import re
@@ -43,12 +44,9 @@ from transformer_lab.resume import (
 )
 from transformer_lab.run_folder import run_folder_of
 from transformer_lab.tokens import detokenize
+from transformer_lab.validation import ConfigError, InvalidSetting
 
 log = logging.getLogger(__name__)
-
-
-class ConfigError(ValueError):
-    """A configuration value that cannot work; raised before any training starts."""
 
 
 def run_name(override_dirname: str) -> str:
@@ -68,15 +66,41 @@ def run_name(override_dirname: str) -> str:
 OmegaConf.register_new_resolver("run_name", run_name, replace=True)
 
 
-def _instantiate(key: str, node, **kwargs):
-    """``hydra.utils.instantiate`` whose constructor ValueErrors become one ConfigError."""
+def _instantiate(key: str, node: DictConfig, **kwargs):
+    """``hydra.utils.instantiate`` whose refusal of a setting is one ConfigError naming it.
+
+    A refusal is an InvalidSetting from the project's own constructors, a key the target
+    does not take, or a ValueError or TypeError from a library's constructor (Lightning
+    checks the Trainer's arguments that way; its errors are not ours to fix). Any other
+    exception, a ValueError or TypeError from the project's own code among them, is a bug
+    and keeps its traceback.
+    """
+    _check_keys(key, node)
     try:
         return hydra.utils.instantiate(node, _convert_="all", **kwargs)
     except InstantiationException as error:
         cause = error.__cause__
-        if isinstance(cause, ValueError | TypeError):
+        if isinstance(cause, InvalidSetting):
+            raise cause.within(key) from None
+        ours = str(node.get("_target_", "")).startswith(f"{__package__}.")
+        if isinstance(cause, ValueError | TypeError) and not ours:
             raise ConfigError(f"{key}: {cause}") from None
         raise
+
+
+def _check_keys(key: str, node: DictConfig) -> None:
+    """InvalidSetting for a key the target's constructor does not take (``+model.qk=1``),
+    which Python would refuse with a TypeError before the constructor runs."""
+    target = hydra.utils.get_object(node._target_)
+    parameters = inspect.signature(target).parameters
+    if any(p.kind is p.VAR_KEYWORD for p in parameters.values()):
+        return
+    settings = OmegaConf.to_container(node, resolve=False)
+    for name, value in settings.items():
+        if not name.startswith("_") and name not in parameters:
+            reason = f"{target.__name__} takes no such setting"
+            allowed = ", ".join(p for p in parameters if p != "self")
+            raise InvalidSetting(f"{key}.{name}", value, reason, allowed)
 
 
 def build(cfg: DictConfig):
@@ -84,10 +108,12 @@ def build(cfg: DictConfig):
     datamodule = _instantiate("data", cfg.data)
     module = _instantiate("model", cfg.model)
     if datamodule.missing_positions(module.hparams.max_len):
-        raise ConfigError(
-            f"model.max_len={module.hparams.max_len} is shorter than the longest sequence of "
-            f"the data incl. BOS/EOS ({datamodule.max_seq_len}); allowed: max_len >= "
-            f"{datamodule.max_seq_len}"
+        longest = datamodule.max_seq_len
+        raise InvalidSetting(
+            "model.max_len",
+            module.hparams.max_len,
+            f"shorter than the longest sequence of the data incl. BOS/EOS ({longest})",
+            f"max_len >= {longest}",
         )
     callbacks = [_instantiate(f"callbacks.{k}", c)
                  for k, c in (cfg.get("callbacks") or {}).items() if c is not None]  # fmt: skip

@@ -13,27 +13,30 @@ TINY = ["data.train_size=256", "data.val_size=32", "data.test_size=32", "trainer
 
 # (overrides, fragments the one error message must contain: the key, the value, what's allowed)
 BAD_INPUTS = [
-    (["model.d_model=30"], ["d_model must be divisible by num_heads", "d_model=30", "num_heads=4"]),
-    (["model.d_model=33", "model.num_heads=3"], ["d_model must be even", "sinusoidal", "33"]),
+    (["model.d_model=30"], ["model.d_model=30: not divisible by num_heads=4", "multiple"]),
+    (["model.d_model=33", "model.num_heads=3"], ["model.d_model=33: odd", "sinusoidal"]),
     (
         ["model.d_model=36", "model/pos_encoding=rotary"],
-        ["head dimension", "must be even", "rotary", "36/4=9"],
+        ["model.d_model=36: the head dimension", "36/4=9 is odd", "rotary"],
     ),
     (["model.max_len=8"], ["model.max_len=8", "max_len >= 11"]),
     (
         ["data.test_long_size=16", "data.test_long_max_len=80"],
         ["model.max_len=64", "max_len >= 81"],
     ),
-    (["data.vocab_size=3"], ["vocab_size", "3"]),
-    (["data.min_len=6", "data.max_len=5"], ["min_len", "max_len", "6", "5"]),
-    (["model.num_encoder_layers=0"], ["num_encoder_layers must be a positive integer", "0"]),
-    (["data.batch_size=0"], ["batch_size", "0"]),
-    (["data.train_size=-5"], ["train_size", "-5"]),
-    (["model.dropout=1.0"], ["dropout must be in [0, 1)", "1.0"]),
-    (["model.label_smoothing=1.5"], ["label_smoothing must be in [0, 1)", "1.5"]),
-    (["model.warmup_steps=-1"], ["warmup_steps must be >= 0", "-1"]),
-    (["model.schedule=cosine"], ["schedule='cosine'", "constant, linear_warmup, noam"]),
-    (["data.task=rotate"], ["task", "rotate", "reverse"]),
+    (["data.vocab_size=3"], ["data.vocab_size=3: out of range; allowed: an integer >= 4"]),
+    (["data.min_len=6", "data.max_len=5"], ["data.min_len=6: above max_len=5"]),
+    (
+        ["model.num_encoder_layers=0"],
+        ["model.num_encoder_layers=0: out of range; allowed: an integer >= 1"],
+    ),
+    (["data.batch_size=0"], ["data.batch_size=0: out of range"]),
+    (["data.train_size=-5"], ["data.train_size=-5: out of range"]),
+    (["model.dropout=1.0"], ["model.dropout=1.0: out of range; allowed: a number in [0, 1)"]),
+    (["model.label_smoothing=1.5"], ["model.label_smoothing=1.5: out of range", "[0, 1)"]),
+    (["model.warmup_steps=-1"], ["model.warmup_steps=-1: out of range", "an integer >= 0"]),
+    (["model.schedule=cosine"], ["model.schedule='cosine'", "constant, linear_warmup, noam"]),
+    (["data.task=rotate"], ["data.task='rotate': unknown", "reverse"]),
     (["ckpt_path=/nowhere/last.ckpt"], ["ckpt_path='/nowhere/last.ckpt' does not exist"]),
     (["ckpt_path=last"], ["ckpt_path=last", "no run of this experiment"]),
     # an unknown group option: Hydra's own message, which lists the options

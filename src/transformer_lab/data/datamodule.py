@@ -26,6 +26,7 @@ from transformer_lab.data.split import Batch, Split, collate
 from transformer_lab.data.streams import random_stream
 from transformer_lab.data.tasks import TASKS
 from transformer_lab.tokens import FIRST_CONTENT
+from transformer_lab.validation import InvalidSetting, check_choice, check_integer
 
 
 class SyntheticDataModule(lightning.LightningDataModule):
@@ -193,55 +194,53 @@ class SyntheticDataModule(lightning.LightningDataModule):
 
 
 def _check_settings(hp: AttributeDict) -> None:
-    """A ValueError naming the first setting out of its range and what is allowed."""
-    if hp.task not in TASKS:
-        raise ValueError(f"task={hp.task!r} is unknown; choose one of {sorted(TASKS)}")
-    if hp.vocab_size < FIRST_CONTENT + 1:
-        raise ValueError(
-            f"vocab_size={hp.vocab_size} is too small: it counts the {FIRST_CONTENT} special "
-            f"ids (PAD, BOS, EOS), so it must be >= {FIRST_CONTENT + 1} to leave at least "
-            "one content id"
-        )
-    if hp.min_len < 1:
-        raise ValueError(f"min_len={hp.min_len} must be >= 1")
+    """InvalidSetting for the first setting of the wrong type or out of its range."""
+    check_choice("task", hp.task, sorted(TASKS))
+    # it counts the special ids (PAD, BOS, EOS) too; at least one content id must remain
+    check_integer("vocab_size", hp.vocab_size, minimum=FIRST_CONTENT + 1)
+    check_integer("min_len", hp.min_len, minimum=1)
+    check_integer("max_len", hp.max_len, minimum=1)
     if hp.min_len > hp.max_len:
-        raise ValueError(f"min_len={hp.min_len} must be <= max_len={hp.max_len}")
+        raise InvalidSetting("min_len", hp.min_len, f"above max_len={hp.max_len}", "<= max_len")
     for name in ("train_size", "val_size", "test_size", "batch_size"):
-        if hp[name] < 1:
-            raise ValueError(f"{name}={hp[name]} must be a positive integer (>= 1)")
-    if hp.num_workers < 0:
-        raise ValueError(f"num_workers={hp.num_workers} must be >= 0 (0 loads in the main process)")
-    if hp.test_long_size < 0:
-        raise ValueError(
-            f"test_long_size={hp.test_long_size} must be >= 0 (0 disables the test_long split)"
-        )
+        check_integer(name, hp[name], minimum=1)
+    check_integer("num_workers", hp.num_workers, minimum=0)  # 0: load in the main process
+    check_integer("test_long_size", hp.test_long_size, minimum=0)  # 0: no test_long split
+    check_integer("test_long_max_len", hp.test_long_max_len, minimum=0)
     if hp.test_long_size > 0 and hp.test_long_max_len <= hp.max_len:
-        raise ValueError(
-            f"test_long_max_len={hp.test_long_max_len} must be > max_len={hp.max_len} "
-            f"when test_long_size={hp.test_long_size} > 0: test_long holds sources longer "
-            "than any seen in training"
+        raise InvalidSetting(
+            "test_long_max_len",
+            hp.test_long_max_len,
+            f"not above max_len={hp.max_len}, but test_long_size={hp.test_long_size} asks "
+            "for sources longer than any seen in training",
+            f"test_long_max_len > {hp.max_len}, or test_long_size=0",
         )
+    check_integer("seed", hp.seed, minimum=0)
 
 
 def _check_room(hp: AttributeDict) -> None:
-    """A ValueError unless the lengths hold as many distinct sources as the splits ask."""
+    """InvalidSetting unless the lengths hold as many distinct sources as the splits ask."""
     num_words = hp.vocab_size - FIRST_CONTENT
     requested = hp.train_size + hp.val_size + hp.test_size
     available = num_sequences(num_words, hp.min_len, hp.max_len)
     if requested > available:
-        raise ValueError(
+        raise InvalidSetting(
+            "train_size",
+            hp.train_size,
             f"train_size + val_size + test_size = {hp.train_size} + {hp.val_size} + "
             f"{hp.test_size} = {requested} distinct sources requested, but "
             f"vocab_size={hp.vocab_size} ({num_words} content ids) with lengths "
-            f"{hp.min_len}..{hp.max_len} has only {available} distinct sequences; "
-            "lower the sizes or raise vocab_size/max_len"
+            f"{hp.min_len}..{hp.max_len} has only {available} distinct sequences",
+            f"sizes summing to <= {available}, or a larger vocab_size or max_len",
         )
     if hp.test_long_size > 0:
         available = num_sequences(num_words, hp.max_len + 1, hp.test_long_max_len)
         if hp.test_long_size > available:
-            raise ValueError(
-                f"test_long_size={hp.test_long_size} distinct sources requested, but "
-                f"vocab_size={hp.vocab_size} ({num_words} content ids) with lengths "
-                f"{hp.max_len + 1}..{hp.test_long_max_len} has only {available} distinct "
-                "sequences; lower test_long_size or raise test_long_max_len"
+            raise InvalidSetting(
+                "test_long_size",
+                hp.test_long_size,
+                f"more distinct sources than vocab_size={hp.vocab_size} ({num_words} content "
+                f"ids) with lengths {hp.max_len + 1}..{hp.test_long_max_len} has: only "
+                f"{available} distinct sequences",
+                f"test_long_size <= {available}, or a larger test_long_max_len",
             )
