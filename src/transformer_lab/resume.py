@@ -22,9 +22,10 @@ from omegaconf import DictConfig, OmegaConf
 from transformer_lab.callbacks import Interrupted
 from transformer_lab.command import started_as
 from transformer_lab.run_folder import last_checkpoint
+from transformer_lab.validation import ConfigError
 
 
-class CheckpointNotFound(ValueError):
+class CheckpointNotFound(ConfigError):
     pass
 
 

@@ -7,7 +7,6 @@ metrics), ``checkpoints/{last,best}.ckpt`` and ``metrics.json``.
 """
 
 import hashlib
-import inspect
 import json
 import logging
 import re
@@ -20,7 +19,6 @@ import hydra
 import lightning as L
 import torch
 from hydra.core.hydra_config import HydraConfig
-from hydra.errors import InstantiationException
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 from rich.console import Console
@@ -31,12 +29,12 @@ from transformer_lab import (
     parallel_jobs,  # also registers ${sweep_n_jobs:}, before Hydra composes
 )
 from transformer_lab.callbacks import Interrupted, diverged_at_step
+from transformer_lab.config_check import build_data_and_model, check_config, instantiate, refuse
 from transformer_lab.console import natural_key, quiet_library_notices
 from transformer_lab.hparams import metric_names, run_hparams, write_hparams
 from transformer_lab.learning_curve import CURVE_TAG, curve_metrics, read_scalars
-from transformer_lab.objective import check_optimized_metric, objective, worst_value
+from transformer_lab.objective import objective, worst_value
 from transformer_lab.resume import (
-    CheckpointNotFound,
     continue_in,
     quiet_resume_warnings,
     resolve_checkpoint,
@@ -44,7 +42,7 @@ from transformer_lab.resume import (
 )
 from transformer_lab.run_folder import run_folder_of
 from transformer_lab.tokens import detokenize
-from transformer_lab.validation import ConfigError, InvalidSetting
+from transformer_lab.validation import ConfigError
 
 log = logging.getLogger(__name__)
 
@@ -66,59 +64,13 @@ def run_name(override_dirname: str) -> str:
 OmegaConf.register_new_resolver("run_name", run_name, replace=True)
 
 
-def _instantiate(key: str, node: DictConfig, **kwargs):
-    """``hydra.utils.instantiate`` whose refusal of a setting is one ConfigError naming it.
-
-    A refusal is an InvalidSetting from the project's own constructors, a key the target
-    does not take, or a ValueError or TypeError from a library's constructor (Lightning
-    checks the Trainer's arguments that way; its errors are not ours to fix). Any other
-    exception, a ValueError or TypeError from the project's own code among them, is a bug
-    and keeps its traceback.
-    """
-    _check_keys(key, node)
-    try:
-        return hydra.utils.instantiate(node, _convert_="all", **kwargs)
-    except InstantiationException as error:
-        cause = error.__cause__
-        if isinstance(cause, InvalidSetting):
-            raise cause.within(key) from None
-        ours = str(node.get("_target_", "")).startswith(f"{__package__}.")
-        if isinstance(cause, ValueError | TypeError) and not ours:
-            raise ConfigError(f"{key}: {cause}") from None
-        raise
-
-
-def _check_keys(key: str, node: DictConfig) -> None:
-    """InvalidSetting for a key the target's constructor does not take (``+model.qk=1``),
-    which Python would refuse with a TypeError before the constructor runs."""
-    target = hydra.utils.get_object(node._target_)
-    parameters = inspect.signature(target).parameters
-    if any(p.kind is p.VAR_KEYWORD for p in parameters.values()):
-        return
-    settings = OmegaConf.to_container(node, resolve=False)
-    for name, value in settings.items():
-        if not name.startswith("_") and name not in parameters:
-            reason = f"{target.__name__} takes no such setting"
-            allowed = ", ".join(p for p in parameters if p != "self")
-            raise InvalidSetting(f"{key}.{name}", value, reason, allowed)
-
-
 def build(cfg: DictConfig):
     """Instantiate datamodule, module, callbacks, loggers and trainer, or raise ConfigError."""
-    datamodule = _instantiate("data", cfg.data)
-    module = _instantiate("model", cfg.model)
-    if datamodule.missing_positions(module.hparams.max_len):
-        longest = datamodule.max_seq_len
-        raise InvalidSetting(
-            "model.max_len",
-            module.hparams.max_len,
-            f"shorter than the longest sequence of the data incl. BOS/EOS ({longest})",
-            f"max_len >= {longest}",
-        )
-    callbacks = [_instantiate(f"callbacks.{k}", c)
+    datamodule, module = build_data_and_model(cfg)
+    callbacks = [instantiate(f"callbacks.{k}", c)
                  for k, c in (cfg.get("callbacks") or {}).items() if c is not None]  # fmt: skip
-    loggers = [_instantiate(f"logger.{k}", c) for k, c in (cfg.get("logger") or {}).items()]
-    trainer = _instantiate("trainer", cfg.trainer, callbacks=callbacks, logger=loggers or False)
+    loggers = [instantiate(f"logger.{k}", c) for k, c in (cfg.get("logger") or {}).items()]
+    trainer = instantiate("trainer", cfg.trainer, callbacks=callbacks, logger=loggers or False)
     return datamodule, module, trainer
 
 
@@ -142,39 +94,10 @@ def summarize(module, datamodule, metrics: dict[str, float], n_samples: int) -> 
     console.print(samples)
 
 
-def check_launcher(cfg: DictConfig) -> None:
-    """A local multirun cannot host DDP: Lightning starts each extra rank by re-running
-    the command line, which would re-run the whole sweep. On SLURM the ranks are SLURM
-    tasks, so a ``hydra/launcher=slurm`` sweep is fine."""
-    hydra_cfg = HydraConfig.get()
-    strategy = cfg.trainer.get("strategy", "auto")
-    distributed = strategy not in ("auto", "single_device") and cfg.trainer.devices != 1
-    on_slurm = "slurm" in str(hydra_cfg.launcher.get("_target_", "")).lower()
-    if hydra_cfg.mode == RunMode.MULTIRUN and distributed and not on_slurm:
-        raise ConfigError(
-            f"trainer.strategy={strategy} with trainer.devices={cfg.trainer.devices} in a local "
-            f"multirun; allowed: a single run, or a sweep with hydra/launcher=slurm"
-        )
-
-
-def check_run_settings(cfg: DictConfig) -> None:
-    """The settings that belong to the run rather than to a part it builds."""
-    check_launcher(cfg)
-    if not 0.0 < cfg.target_seq_acc <= 1.0:
-        raise ConfigError(f"target_seq_acc={cfg.target_seq_acc}; allowed: 0 < target_seq_acc <= 1")
-    try:
-        check_optimized_metric(cfg.optimized_metric)
-    except ValueError as error:
-        raise ConfigError(str(error)) from None
-
-
 def resume_point(cfg: DictConfig, output_dir: Path) -> tuple[Path | None, Path]:
     """The checkpoint to resume from (None: a fresh start) and the folder the run writes
     to: the resumed run's own, so its TensorBoard curves go on in one place."""
-    try:
-        checkpoint = resolve_checkpoint(cfg)
-    except CheckpointNotFound as error:
-        raise ConfigError(str(error)) from None
+    checkpoint = resolve_checkpoint(cfg)
     resumed_run = checkpoint and run_folder_of(checkpoint)
     if not resumed_run:
         return checkpoint, output_dir
@@ -231,7 +154,7 @@ def train(cfg: DictConfig) -> dict[str, float]:
     """Fit, validate and test; the final metrics, ``diverged`` 1.0 or 0.0 among them."""
     started = environment.collect()
     started_in = Path(HydraConfig.get().runtime.output_dir)
-    check_run_settings(cfg)
+    check_config(cfg, HydraConfig.get())
     checkpoint, output_dir = resume_point(cfg, started_in)
     L.seed_everything(cfg.seed, workers=True)
     datamodule, module, trainer = build(cfg)
@@ -281,11 +204,10 @@ def main(cfg: DictConfig) -> float:
             sys.exit(stop.exit_code)
         parallel_jobs.job_stopped(stop)  # the worker lives on; the sweep exits 130
         return worst_value(cfg.optimized_metric)
-    except ConfigError as error:
-        log.error("configuration error: %s", error)
+    except ConfigError as error:  # a trial's drawn value; a callback's, logger's, trainer's
         if not in_sweep:
-            print(f"error: {error}", file=sys.stderr)
-            sys.exit(2)
+            refuse(error)
+        log.error("configuration error: %s", error)  # the job's log; the sweep goes on
         record_failure(error)
         return worst_value(cfg.optimized_metric)
     except Exception as error:
