@@ -38,6 +38,7 @@ from transformer_lab.lit_module import Seq2SeqLitModule
 from transformer_lab.model.decoding import beam_search, check_beam_search
 from transformer_lab.run_folder import last_checkpoint, recorded_metrics, run_folder_of
 from transformer_lab.tokens import detokenize
+from transformer_lab.validation import InvalidSetting
 
 log = logging.getLogger(__name__)
 # what Lightning writes into every checkpoint of a fit with a datamodule, and reads back
@@ -146,8 +147,8 @@ def with_test_splits(
         )
     try:
         datamodule = SyntheticDataModule(**(data | test_splits))
-    except ValueError as error:
-        raise EvaluationError(f"data: {error}") from None
+    except InvalidSetting as error:
+        raise EvaluationError(str(error.within("data"))) from None
     missing = datamodule.missing_positions(model_max_len)
     if missing:
         raise EvaluationError(

@@ -17,6 +17,7 @@ from transformer_lab.model import Seq2SeqTransformer
 from transformer_lab.model.decoding import beam_search
 from transformer_lab.schedules import lr_multiplier
 from transformer_lab.tokens import FIRST_CONTENT, PAD
+from transformer_lab.validation import InvalidSetting, check_flag, check_number
 
 
 def adamw(
@@ -29,6 +30,20 @@ def adamw(
         {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0},
     ]
     return torch.optim.AdamW(groups, lr=lr, betas=tuple(betas))
+
+
+def _check_training_settings(lr, betas, weight_decay, label_smoothing, compile) -> None:
+    """InvalidSetting for the first training setting torch would refuse only once the fit
+    starts (AdamW is built in ``configure_optimizers``), or would take silently (a string
+    ``compile``)."""
+    check_number("lr", lr, above=0)
+    if not isinstance(betas, list | tuple) or len(betas) != 2:
+        raise InvalidSetting("betas", betas, "not a pair", "[beta1, beta2], each in [0, 1)")
+    for name, beta in zip(("betas[0]", "betas[1]"), betas, strict=True):
+        check_number(name, beta, minimum=0, below=1)
+    check_number("weight_decay", weight_decay, minimum=0)
+    check_number("label_smoothing", label_smoothing, minimum=0, below=1)
+    check_flag("compile", compile)
 
 
 class Seq2SeqLitModule(L.LightningModule):
@@ -70,8 +85,7 @@ class Seq2SeqLitModule(L.LightningModule):
         compile: bool = False,
     ):
         super().__init__()
-        if not 0.0 <= label_smoothing < 1.0:
-            raise ValueError(f"label_smoothing must be in [0, 1); got {label_smoothing}")
+        _check_training_settings(lr, betas, weight_decay, label_smoothing, compile)
         lr_multiplier(schedule, warmup_steps)  # validates the schedule before any training
         self.save_hyperparameters()
         self.model = Seq2SeqTransformer(

@@ -4,14 +4,11 @@ The sweeper calls ``float()`` on every job's return value and, with the Optuna p
 a ``None`` or a NaN fails the trial, or the whole study. So a job that failed or diverged
 returns the metric's *worst* finite value instead: the study learns that the setting is
 bad and goes on. Which way is better follows from the metric's name, and a misspelt
-name is an error before anything trains.
+name, or a sweeper's direction that does not suit it, is an error before anything trains
+(:mod:`transformer_lab.config_check`).
 """
 
 import re
-import sys
-
-from hydra.experimental.callback import Callback
-from omegaconf import DictConfig
 
 # val/seq_acc, test/loss, test_long/token_acc, ..., and the best val/seq_acc of the run
 METRIC_PATTERN = re.compile(
@@ -54,19 +51,3 @@ def objective(name: str, metrics: dict[str, float]) -> float:
     if metrics.get("diverged") or name not in metrics:
         return worst_value(name)
     return float(metrics[name])
-
-
-class CheckOptimizedMetric(Callback):
-    """Checks ``optimized_metric`` against the sweeper's direction once, in the launching
-    process, so a misspelt metric stops the study before its first trial.
-
-    Hydra turns a callback's exception into a warning and goes on, so this one exits.
-    """
-
-    def on_multirun_start(self, config: DictConfig, **kwargs) -> None:
-        direction = config.hydra.sweeper.get("direction")  # a str, or the plugin's enum
-        try:
-            check_optimized_metric(config.optimized_metric, getattr(direction, "name", direction))
-        except ValueError as error:
-            print(f"error: {error}", file=sys.stderr)
-            sys.exit(2)

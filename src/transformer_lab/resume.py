@@ -24,9 +24,10 @@ from omegaconf import DictConfig, OmegaConf
 from transformer_lab.callbacks import Interrupted
 from transformer_lab.command import started_as
 from transformer_lab.run_folder import last_checkpoint, recorded_metrics
+from transformer_lab.validation import ConfigError
 
 
-class CheckpointNotFound(ValueError):
+class CheckpointNotFound(ConfigError):
     pass
 
 

@@ -13,15 +13,15 @@
 import math
 from collections.abc import Callable
 
+from transformer_lab.validation import check_choice, check_integer
+
 SCHEDULES = ("constant", "linear_warmup", "noam")
 
 
 def lr_multiplier(name: str, warmup_steps: int) -> Callable[[int], float]:
     """A function of the 0-based scheduler step count, for ``torch.optim.lr_scheduler.LambdaLR``."""
-    if name not in SCHEDULES:
-        raise ValueError(f"unknown schedule={name!r}; allowed: {', '.join(SCHEDULES)}")
-    if warmup_steps < 0:
-        raise ValueError(f"warmup_steps must be >= 0; got {warmup_steps}")
+    check_choice("schedule", name, SCHEDULES)
+    check_integer("warmup_steps", warmup_steps, minimum=0)
     warmup = max(warmup_steps, 1)
     if name == "constant":
         return lambda step: 1.0

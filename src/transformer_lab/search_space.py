@@ -3,18 +3,18 @@
 ``range(0, 600, step=50)`` in a study of 200-step runs tries warmups past the end of
 training, where the learning rate never reaches its peak. So the bundled search space draws
 ``model.warmup_steps`` from ``${warmup_range:${trainer.max_steps}}`` (:func:`warmup_range`:
-0 to half the run), and :class:`CheckSearchSpace` refuses, before the first trial, a space
-(one typed on the command line, say) that reaches ``trainer.max_steps``. Both read the space
+0 to half the run), and :func:`check_warmup_range` refuses, before the first trial (the
+sweep's config check, :mod:`.config_check`), a space (one typed on the command line, say)
+that reaches ``trainer.max_steps``. Both read the space
 as the Optuna sweeper builds it, with the plugin's own parser, which makes the end of a
 ``range`` one of its values (an ``IntUniformDistribution`` includes its ``high``).
 """
 
-import sys
-
-from hydra.experimental.callback import Callback
 from hydra_plugins.hydra_optuna_sweeper._impl import create_params_from_overrides
 from omegaconf import DictConfig, OmegaConf
 from optuna.distributions import BaseDistribution, CategoricalDistribution
+
+from transformer_lab.validation import ConfigError
 
 WARMUP_KEY = "model.warmup_steps"
 POINTS = 10  # warmups tried: 0 and ten steps up to half the run
@@ -50,31 +50,17 @@ def largest(distribution: BaseDistribution) -> float | None:
 
 
 def check_warmup_range(config: DictConfig) -> None:
-    """Raise ValueError if the searched ``model.warmup_steps`` reach ``trainer.max_steps``."""
+    """Raise ConfigError if the searched ``model.warmup_steps`` reach ``trainer.max_steps``."""
     distribution = search_space(config).get(WARMUP_KEY)
     top = largest(distribution) if distribution is not None else None
     max_steps = config.trainer.max_steps
     if top is not None and top >= max_steps:
         typed = [a for a in search_arguments(config) if a.startswith(f"{WARMUP_KEY}=")][-1]
-        raise ValueError(
+        raise ConfigError(
             f"{typed} searches warmups up to {top:g}, not below trainer.max_steps={max_steps}; "
             f"allowed: warmups below trainer.max_steps, e.g. {WARMUP_KEY}="
             f"{warmup_range(max_steps)} (0 to half the run, the default)"
         )
-
-
-class CheckSearchSpace(Callback):
-    """Checks the search space once, in the launching process, before the first trial.
-
-    Hydra turns a callback's exception into a warning and goes on, so this one exits.
-    """
-
-    def on_multirun_start(self, config: DictConfig, **kwargs) -> None:
-        try:
-            check_warmup_range(config)
-        except ValueError as error:
-            print(f"error: {error}", file=sys.stderr)
-            sys.exit(2)
 
 
 OmegaConf.register_new_resolver("warmup_range", warmup_range, replace=True)

@@ -19,7 +19,6 @@ import hydra
 import lightning as L
 import torch
 from hydra.core.hydra_config import HydraConfig
-from hydra.errors import InstantiationException
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 from rich.console import Console
@@ -31,12 +30,12 @@ from transformer_lab import (
     search_space,  # noqa: F401 (it registers ${warmup_range:}, for the optuna search space)
 )
 from transformer_lab.callbacks import Interrupted, diverged_at_step
+from transformer_lab.config_check import build_data_and_model, check_config, instantiate, refuse
 from transformer_lab.console import natural_key, quiet_library_notices
 from transformer_lab.hparams import differing_keys, metric_names, run_hparams, write_hparams
 from transformer_lab.learning_curve import CURVE_TAG, curve_metrics, read_scalars
-from transformer_lab.objective import check_optimized_metric, objective, worst_value
+from transformer_lab.objective import objective, worst_value
 from transformer_lab.resume import (
-    CheckpointNotFound,
     RunFinished,
     check_unfinished,
     continue_in,
@@ -47,12 +46,9 @@ from transformer_lab.resume import (
 )
 from transformer_lab.run_folder import run_folder_of
 from transformer_lab.tokens import detokenize
+from transformer_lab.validation import ConfigError
 
 log = logging.getLogger(__name__)
-
-
-class ConfigError(ValueError):
-    """A configuration value that cannot work; raised before any training starts."""
 
 
 def run_name(override_dirname: str) -> str:
@@ -72,31 +68,13 @@ def run_name(override_dirname: str) -> str:
 OmegaConf.register_new_resolver("run_name", run_name, replace=True)
 
 
-def _instantiate(key: str, node, **kwargs):
-    """``hydra.utils.instantiate`` whose constructor ValueErrors become one ConfigError."""
-    try:
-        return hydra.utils.instantiate(node, _convert_="all", **kwargs)
-    except InstantiationException as error:
-        cause = error.__cause__
-        if isinstance(cause, ValueError | TypeError):
-            raise ConfigError(f"{key}: {cause}") from None
-        raise
-
-
 def build(cfg: DictConfig):
     """Instantiate datamodule, module, callbacks, loggers and trainer, or raise ConfigError."""
-    datamodule = _instantiate("data", cfg.data)
-    module = _instantiate("model", cfg.model)
-    if datamodule.missing_positions(module.hparams.max_len):
-        raise ConfigError(
-            f"model.max_len={module.hparams.max_len} is shorter than the longest sequence of "
-            f"the data incl. BOS/EOS ({datamodule.max_seq_len}); allowed: max_len >= "
-            f"{datamodule.max_seq_len}"
-        )
-    callbacks = [_instantiate(f"callbacks.{k}", c)
+    datamodule, module = build_data_and_model(cfg)
+    callbacks = [instantiate(f"callbacks.{k}", c)
                  for k, c in (cfg.get("callbacks") or {}).items() if c is not None]  # fmt: skip
-    loggers = [_instantiate(f"logger.{k}", c) for k, c in (cfg.get("logger") or {}).items()]
-    trainer = _instantiate("trainer", cfg.trainer, callbacks=callbacks, logger=loggers or False)
+    loggers = [instantiate(f"logger.{k}", c) for k, c in (cfg.get("logger") or {}).items()]
+    trainer = instantiate("trainer", cfg.trainer, callbacks=callbacks, logger=loggers or False)
     return datamodule, module, trainer
 
 
@@ -120,40 +98,11 @@ def summarize(module, datamodule, metrics: dict[str, float], n_samples: int) -> 
     console.print(samples)
 
 
-def check_launcher(cfg: DictConfig) -> None:
-    """A local multirun cannot host DDP: Lightning starts each extra rank by re-running
-    the command line, which would re-run the whole sweep. On SLURM the ranks are SLURM
-    tasks, so a ``hydra/launcher=slurm`` sweep is fine."""
-    hydra_cfg = HydraConfig.get()
-    strategy = cfg.trainer.get("strategy", "auto")
-    distributed = strategy not in ("auto", "single_device") and cfg.trainer.devices != 1
-    on_slurm = "slurm" in str(hydra_cfg.launcher.get("_target_", "")).lower()
-    if hydra_cfg.mode == RunMode.MULTIRUN and distributed and not on_slurm:
-        raise ConfigError(
-            f"trainer.strategy={strategy} with trainer.devices={cfg.trainer.devices} in a local "
-            f"multirun; allowed: a single run, or a sweep with hydra/launcher=slurm"
-        )
-
-
-def check_run_settings(cfg: DictConfig) -> None:
-    """The settings that belong to the run rather than to a part it builds."""
-    check_launcher(cfg)
-    if not 0.0 < cfg.target_seq_acc <= 1.0:
-        raise ConfigError(f"target_seq_acc={cfg.target_seq_acc}; allowed: 0 < target_seq_acc <= 1")
-    try:
-        check_optimized_metric(cfg.optimized_metric)
-    except ValueError as error:
-        raise ConfigError(str(error)) from None
-
-
 def resume_point(cfg: DictConfig, output_dir: Path) -> tuple[Path | None, Path]:
     """The checkpoint to resume from (None: a fresh start) and the folder the run writes
     to: the resumed run's own, so its TensorBoard curves go on in one place. RunFinished
     if that run has ended and the config asks for no more steps."""
-    try:
-        checkpoint = resolve_checkpoint(cfg)
-    except CheckpointNotFound as error:
-        raise ConfigError(str(error)) from None
+    checkpoint = resolve_checkpoint(cfg)
     resumed_run = checkpoint and run_folder_of(checkpoint)
     if not resumed_run:
         return checkpoint, output_dir
@@ -221,7 +170,7 @@ def train(cfg: DictConfig) -> dict[str, float]:
     a resume of a run that has ended, nothing runs: its ``metrics.json``)."""
     started = environment.collect()
     started_in = Path(HydraConfig.get().runtime.output_dir)
-    check_run_settings(cfg)
+    check_config(cfg, HydraConfig.get())
     try:
         checkpoint, output_dir = resume_point(cfg, started_in)
     except RunFinished as finished:  # nothing to train: what the run recorded is the result
@@ -276,11 +225,10 @@ def main(cfg: DictConfig) -> float:
             sys.exit(stop.exit_code)
         parallel_jobs.job_stopped(stop)  # the worker lives on; the sweep exits 130
         return worst_value(cfg.optimized_metric)
-    except ConfigError as error:
-        log.error("configuration error: %s", error)
+    except ConfigError as error:  # a trial's drawn value; a callback's, logger's, trainer's
         if not in_sweep:
-            print(f"error: {error}", file=sys.stderr)
-            sys.exit(2)
+            refuse(error)
+        log.error("configuration error: %s", error)  # the job's log; the sweep goes on
         record_failure(error)
         return worst_value(cfg.optimized_metric)
     except Exception as error:

@@ -13,6 +13,7 @@ from torch.utils.data import DistributedSampler
 from transformer_lab.data import Split, SyntheticDataModule
 from transformer_lab.data.tasks import TASKS
 from transformer_lab.tokens import BOS, EOS, FIRST_CONTENT, PAD
+from transformer_lab.validation import InvalidSetting
 
 SMALL = dict(vocab_size=12, min_len=3, max_len=8, train_size=2000, val_size=200, test_size=200)
 FOURTEEN = dict(vocab_size=5, min_len=1, max_len=3)  # 2 content ids: 2 + 4 + 8 sequences
@@ -206,34 +207,37 @@ def test_any_feasible_setting_gives_disjoint_splits_of_the_asked_sizes(
     [
         (
             (15, 1, 1),
-            "train_size=15 distinct train sources requested, but vocab_size=5 (2 content ids) "
-            "with lengths 1..3 has 14 distinct sequences; allowed: train_size <= 14",
+            "train_size=15: more distinct train sources than there are: vocab_size=5 (2 "
+            "content ids) with lengths 1..3 has 14 distinct sequences; allowed: "
+            "train_size <= 14",
         ),
         (
             (10, 5, 1),
-            "val_size=5 distinct val sources requested, but vocab_size=5 (2 content ids) with "
-            "lengths 1..3 has 14 distinct sequences, 10 of them in train, which val never "
-            "repeats; allowed: val_size <= 4",
+            "val_size=5: more distinct val sources than there are: vocab_size=5 (2 content "
+            "ids) with lengths 1..3 has 14 distinct sequences, 10 of them in train, which val "
+            "never repeats; allowed: val_size <= 4",
         ),
         (
             (10, 3, 2),
-            "test_size=2 distinct test sources requested, but vocab_size=5 (2 content ids) with "
-            "lengths 1..3 has 14 distinct sequences, 13 of them in train and val, which test "
-            "never repeats; allowed: test_size <= 1",
+            "test_size=2: more distinct test sources than there are: vocab_size=5 (2 content "
+            "ids) with lengths 1..3 has 14 distinct sequences, 13 of them in train and val, "
+            "which test never repeats; allowed: test_size <= 1",
         ),
     ],
 )
 def test_too_small_a_space_names_the_split_that_does_not_fit_and_its_maximum(sizes, message):
     train_size, val_size, test_size = sizes
-    with pytest.raises(ValueError, match=re.escape(message)):
+    with pytest.raises(InvalidSetting, match=re.escape(message)):
         SyntheticDataModule(
             **FOURTEEN, train_size=train_size, val_size=val_size, test_size=test_size
         )
 
 
 def test_too_small_a_space_for_test_long_raises_with_its_size_and_count():
+    message = "test_long_size=17: more distinct sources than vocab_size=5 (2 content ids) with "
+    message += "lengths 4..4 has: only 16 distinct sequences; allowed: test_long_size <= 16"
     long = dict(test_long_size=17, test_long_max_len=4)
-    with pytest.raises(ValueError, match=r"test_long_size=17 .* lengths 4..4 has only 16 distinct"):
+    with pytest.raises(InvalidSetting, match=re.escape(message)):
         SyntheticDataModule(**FOURTEEN, train_size=5, val_size=1, test_size=1, **long)
 
 
@@ -321,27 +325,30 @@ def test_test_dataloader_is_a_list_only_with_test_long(dm, plain):
 @pytest.mark.parametrize(
     ("overrides", "message"),
     [
-        (
-            dict(task="rot13"),
-            r"task='rot13' is unknown; choose one of \['copy', 'reverse', 'sort'\]",
-        ),
-        (dict(vocab_size=3), r"vocab_size=3 is too small.*must be >= 4"),
-        (dict(min_len=0), r"min_len=0 must be >= 1"),
-        (dict(min_len=9, max_len=8), r"min_len=9 must be <= max_len=8"),
-        (dict(train_size=0), r"train_size=0 must be a positive integer"),
-        (dict(val_size=-1), r"val_size=-1 must be a positive integer"),
-        (dict(test_size=0), r"test_size=0 must be a positive integer"),
-        (dict(batch_size=0), r"batch_size=0 must be a positive integer"),
-        (dict(num_workers=-1), r"num_workers=-1 must be >= 0"),
-        (dict(test_long_size=-2), r"test_long_size=-2 must be >= 0"),
+        (dict(task="rot13"), "task='rot13': unknown; allowed: copy, reverse, sort"),
+        (dict(vocab_size=3), "vocab_size=3: out of range; allowed: an integer >= 4"),
+        (dict(min_len=0), "min_len=0: out of range; allowed: an integer >= 1"),
+        (dict(min_len=9, max_len=8), "min_len=9: above max_len=8; allowed: <= max_len"),
+        (dict(train_size=0), "train_size=0: out of range; allowed: an integer >= 1"),
+        (dict(val_size=-1), "val_size=-1: out of range; allowed: an integer >= 1"),
+        (dict(test_size=0), "test_size=0: out of range; allowed: an integer >= 1"),
+        (dict(batch_size=0), "batch_size=0: out of range; allowed: an integer >= 1"),
+        (dict(num_workers=-1), "num_workers=-1: out of range; allowed: an integer >= 0"),
+        (dict(test_long_size=-2), "test_long_size=-2: out of range; allowed: an integer >= 0"),
         (
             dict(test_long_size=10, test_long_max_len=8),
-            r"test_long_max_len=8 must be > max_len=8 when test_long_size=10 > 0",
+            "test_long_max_len=8: not above max_len=8, but test_long_size=10 asks for sources "
+            "longer than any seen in training; allowed: test_long_max_len > 8, or test_long_size=0",
         ),
+        # of the wrong type: each would fail later, inside torch or a comparison
+        (dict(task=["reverse"]), "task=['reverse']: unknown; allowed: copy, reverse, sort"),
+        (dict(batch_size="32"), "batch_size='32': not an integer; allowed: an integer >= 1"),
+        (dict(max_len=8.0), "max_len=8.0: not an integer; allowed: an integer >= 1"),
+        (dict(seed="abc"), "seed='abc': not an integer; allowed: an integer >= 0"),
     ],
 )
 def test_bad_setting_raises_naming_setting_value_and_allowed(overrides, message):
-    with pytest.raises(ValueError, match=message):
+    with pytest.raises(InvalidSetting, match=re.escape(message)):
         SyntheticDataModule(**{**SMALL, **overrides})
 
 
@@ -481,6 +488,7 @@ def test_distributed_ranks_get_loaders_lightning_keeps_which_serve_each_example_
 
 def test_a_split_smaller_than_the_ranks_is_a_clear_error():
     dm = on_ranks(make(val_size=7), 8, 0)
-    message = r"val_size=7 is smaller than the 8 processes that evaluate it; allowed: val_size >= 8"
-    with pytest.raises(ValueError, match=message):
+    message = "data.val_size=7: fewer examples than the 8 processes that evaluate them; "
+    message += "allowed: data.val_size >= 8, or fewer trainer.devices"
+    with pytest.raises(InvalidSetting, match=re.escape(message)):
         dm.val_dataloader()

@@ -79,9 +79,9 @@ def test_a_test_split_too_large_to_stay_disjoint_names_the_setting_and_its_maxim
     )
     assert len(with_test_splits(run, {"test_size": 2}, model_max_len=64).splits["test"]) == 2
     message = (
-        "data: test_size=3 distinct test sources requested, but vocab_size=5 (2 content ids) "
-        "with lengths 1..3 has 14 distinct sequences, 12 of them in train and val, which test "
-        "never repeats; allowed: test_size <= 2"
+        "data.test_size=3: more distinct test sources than there are: vocab_size=5 (2 content "
+        "ids) with lengths 1..3 has 14 distinct sequences, 12 of them in train and val, which "
+        "test never repeats; allowed: test_size <= 2"
     )
     with pytest.raises(EvaluationError, match=re.escape(message)):
         with_test_splits(run, {"test_size": 3}, model_max_len=64)

@@ -1,4 +1,5 @@
-"""Bad settings and bad input raise ValueError naming the setting and what is allowed."""
+"""Bad settings raise InvalidSetting and bad input ValueError, naming the setting (or the
+input) and what is allowed."""
 
 import re
 
@@ -7,6 +8,7 @@ import torch
 
 from transformer_lab.model import Seq2SeqTransformer
 from transformer_lab.tokens import BOS, PAD
+from transformer_lab.validation import InvalidSetting
 
 SMALL = dict(
     src_vocab_size=9,
@@ -25,24 +27,21 @@ def build(**overrides) -> Seq2SeqTransformer:
 
 
 def test_d_model_not_divisible_by_num_heads_is_rejected():
-    with pytest.raises(
-        ValueError,
-        match=r"d_model must be divisible by num_heads; "
-        r"got d_model=10, num_heads=4",
-    ):
+    message = "d_model=10: not divisible by num_heads=4; allowed: a multiple of num_heads"
+    with pytest.raises(InvalidSetting, match=re.escape(message)):
         build(d_model=10, num_heads=4)
 
 
 def test_odd_d_model_is_rejected_for_sinusoidal_positions():
-    with pytest.raises(ValueError, match=r"d_model must be even for pos_encoding='sinusoidal'"):
+    message = "d_model=9: odd, and pos_encoding='sinusoidal' fills sin/cos pairs; allowed: an even"
+    with pytest.raises(InvalidSetting, match=re.escape(message)):
         build(d_model=9, num_heads=3, pos_encoding="sinusoidal")
     build(d_model=9, num_heads=3, pos_encoding="learned")  # other encodings accept it
 
 
 def test_odd_head_dimension_is_rejected_for_rotary_positions():
-    with pytest.raises(
-        ValueError, match=r"head dimension .* must be even for pos_encoding='rotary'; got 12/4=3"
-    ):
+    message = "d_model=12: the head dimension d_model/num_heads=12/4=3 is odd, and pos_encoding="
+    with pytest.raises(InvalidSetting, match=re.escape(message)):
         build(d_model=12, num_heads=4, pos_encoding="rotary")
     build(d_model=12, num_heads=4, pos_encoding="sinusoidal")  # even d_model, odd head dim: fine
 
@@ -101,9 +100,8 @@ def test_an_all_padding_source_row_is_rejected_by_forward_encode_and_generate():
     ],
 )
 def test_unknown_names_are_rejected_with_the_list_of_allowed_names(setting, value, allowed):
-    with pytest.raises(
-        ValueError, match=re.escape(f"unknown {setting}='{value}'; allowed: {allowed}")
-    ):
+    message = f"{setting}='{value}': unknown; allowed: {allowed}"
+    with pytest.raises(InvalidSetting, match=re.escape(message)):
         build(**{setting: value})
 
 
@@ -120,16 +118,45 @@ def test_unknown_names_are_rejected_with_the_list_of_allowed_names(setting, valu
         "max_len",
     ],
 )
-@pytest.mark.parametrize("value", [0, -2])
-def test_non_positive_sizes_are_rejected(setting, value):
-    with pytest.raises(ValueError, match=rf"{setting} must be a positive integer; got {value}"):
+@pytest.mark.parametrize(
+    ("value", "reason"),
+    [
+        (0, "out of range"),
+        (-2, "out of range"),
+        (2.0, "not an integer"),
+        ("8", "not an integer"),
+        (True, "not an integer"),
+    ],
+)
+def test_sizes_other_than_positive_integers_are_rejected(setting, value, reason):
+    message = f"{setting}={value!r}: {reason}; allowed: an integer >= 1"
+    with pytest.raises(InvalidSetting, match=re.escape(message)):
         build(**{setting: value})
 
 
-@pytest.mark.parametrize("dropout", [-0.1, 1.0, 1.5])
-def test_dropout_outside_zero_to_one_is_rejected(dropout):
-    with pytest.raises(ValueError, match=re.escape(f"dropout must be in [0, 1); got {dropout}")):
+@pytest.mark.parametrize(
+    ("dropout", "reason"),
+    [
+        (-0.1, "out of range"),
+        (1.0, "out of range"),
+        (1.5, "out of range"),
+        ("0.1", "not a number"),
+        (float("nan"), "out of range"),
+    ],
+)
+def test_dropout_other_than_a_number_in_zero_to_one_is_rejected(dropout, reason):
+    message = f"dropout={dropout!r}: {reason}; allowed: a number in [0, 1)"
+    with pytest.raises(InvalidSetting, match=re.escape(message)):
         build(dropout=dropout)
+
+
+def test_a_flag_or_a_seed_of_the_wrong_kind_is_rejected():
+    with pytest.raises(InvalidSetting, match=re.escape("tie_embeddings='no': not a boolean")):
+        build(tie_embeddings="no")  # a non-empty string would have tied them
+    message = "init_seed=-1: out of range; allowed: an integer in [0, 18446744073709551615]"
+    with pytest.raises(InvalidSetting, match=re.escape(message)):
+        build(init_seed=-1)
+    build(init_seed=None)  # None: the global RNG draws the weights
 
 
 @pytest.mark.parametrize("dropout", [0.0, 0.999])

@@ -113,7 +113,7 @@ def test_a_four_trial_study_with_a_failing_trial_completes_and_writes_the_best(
     assert len(sweep.runs) == 4, output[-3000:]
     (failed,) = [r for r in sweep.runs if r.failure]
     assert failed.overrides["model.warmup_steps"] == "-1"
-    assert "warmup_steps must be >= 0" in failed.failure["message"]
+    assert "model.warmup_steps=-1: out of range" in failed.failure["message"]
     assert "Failed experiment" not in output  # the study got a number, not a failed trial
     summary = json.loads((sweep_dir / "summary.json").read_text())
     assert (summary["finished"], len(summary["failed"])) == (3, 1)

@@ -13,27 +13,30 @@ TINY = ["data.train_size=256", "data.val_size=32", "data.test_size=32", "trainer
 
 # (overrides, fragments the one error message must contain: the key, the value, what's allowed)
 BAD_INPUTS = [
-    (["model.d_model=30"], ["d_model must be divisible by num_heads", "d_model=30", "num_heads=4"]),
-    (["model.d_model=33", "model.num_heads=3"], ["d_model must be even", "sinusoidal", "33"]),
+    (["model.d_model=30"], ["model.d_model=30: not divisible by num_heads=4", "multiple"]),
+    (["model.d_model=33", "model.num_heads=3"], ["model.d_model=33: odd", "sinusoidal"]),
     (
         ["model.d_model=36", "model/pos_encoding=rotary"],
-        ["head dimension", "must be even", "rotary", "36/4=9"],
+        ["model.d_model=36: the head dimension", "36/4=9 is odd", "rotary"],
     ),
     (["model.max_len=8"], ["model.max_len=8", "max_len >= 11"]),
     (
         ["data.test_long_size=16", "data.test_long_max_len=80"],
         ["model.max_len=64", "max_len >= 81"],
     ),
-    (["data.vocab_size=3"], ["vocab_size", "3"]),
-    (["data.min_len=6", "data.max_len=5"], ["min_len", "max_len", "6", "5"]),
-    (["model.num_encoder_layers=0"], ["num_encoder_layers must be a positive integer", "0"]),
-    (["data.batch_size=0"], ["batch_size", "0"]),
-    (["data.train_size=-5"], ["train_size", "-5"]),
-    (["model.dropout=1.0"], ["dropout must be in [0, 1)", "1.0"]),
-    (["model.label_smoothing=1.5"], ["label_smoothing must be in [0, 1)", "1.5"]),
-    (["model.warmup_steps=-1"], ["warmup_steps must be >= 0", "-1"]),
-    (["model.schedule=cosine"], ["schedule='cosine'", "constant, linear_warmup, noam"]),
-    (["data.task=rotate"], ["task", "rotate", "reverse"]),
+    (["data.vocab_size=3"], ["data.vocab_size=3: out of range; allowed: an integer >= 4"]),
+    (["data.min_len=6", "data.max_len=5"], ["data.min_len=6: above max_len=5"]),
+    (
+        ["model.num_encoder_layers=0"],
+        ["model.num_encoder_layers=0: out of range; allowed: an integer >= 1"],
+    ),
+    (["data.batch_size=0"], ["data.batch_size=0: out of range"]),
+    (["data.train_size=-5"], ["data.train_size=-5: out of range"]),
+    (["model.dropout=1.0"], ["model.dropout=1.0: out of range; allowed: a number in [0, 1)"]),
+    (["model.label_smoothing=1.5"], ["model.label_smoothing=1.5: out of range", "[0, 1)"]),
+    (["model.warmup_steps=-1"], ["model.warmup_steps=-1: out of range", "an integer >= 0"]),
+    (["model.schedule=cosine"], ["model.schedule='cosine'", "constant, linear_warmup, noam"]),
+    (["data.task=rotate"], ["data.task='rotate': unknown", "reverse"]),
     (["ckpt_path=/nowhere/last.ckpt"], ["ckpt_path='/nowhere/last.ckpt' does not exist"]),
     (["ckpt_path=last"], ["ckpt_path=last", "no run of this experiment"]),
     # an unknown group option: Hydra's own message, which lists the options
@@ -56,6 +59,17 @@ def snapshot(root):
     return {p: p.read_bytes() for p in root.rglob("*") if p.is_file()}
 
 
+def error_lines(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if line.startswith("error:")]
+
+
+def with_an_earlier_run(outputs_root) -> None:
+    earlier = outputs_root / "runs" / "earlier"
+    (earlier / "checkpoints").mkdir(parents=True)
+    (earlier / "metrics.json").write_text('{"test/seq_acc": 1.0}\n')
+    (earlier / "checkpoints" / "last.ckpt").write_bytes(b"an earlier run's checkpoint")
+
+
 @pytest.mark.parametrize(
     ("overrides", "fragments"),
     BAD_INPUTS[:-1],  # the last fails while composing, before there is a config to train
@@ -74,10 +88,8 @@ def test_each_bad_input_is_one_config_error_before_training(
 
 @pytest.mark.slow
 def test_on_the_command_line_a_bad_input_is_one_message_and_loses_nothing(tmp_path):
+    with_an_earlier_run(tmp_path / "outputs")
     earlier = tmp_path / "outputs" / "runs" / "earlier"
-    (earlier / "checkpoints").mkdir(parents=True)
-    (earlier / "metrics.json").write_text('{"test/seq_acc": 1.0}\n')
-    (earlier / "checkpoints" / "last.ckpt").write_bytes(b"an earlier run's checkpoint")
     before = snapshot(earlier)
     cases = [BAD_INPUTS[i] for i in ON_THE_COMMAND_LINE]
 
@@ -92,3 +104,95 @@ def test_on_the_command_line_a_bad_input_is_one_message_and_loses_nothing(tmp_pa
         assert "Epoch" not in result.stdout + result.stderr, overrides  # no training started
     assert snapshot(earlier) == before
     assert list((tmp_path / "outputs").rglob("*.ckpt")) == [earlier / "checkpoints" / "last.ckpt"]
+
+
+# each its own start: (arguments, the one line the start writes to stderr)
+REFUSED_STARTS = {
+    "max_steps=abc": (
+        ["trainer.max_steps=abc"],
+        "error: trainer.max_steps='abc': not an integer; allowed: an integer >= 1",
+    ),
+    "max_steps=-1": (  # -1 would train forever: max_epochs is -1
+        ["trainer.max_steps=-1"],
+        "error: trainer.max_steps=-1: out of range; allowed: an integer >= 1",
+    ),
+    "max_steps=0": (
+        ["trainer.max_steps=0"],
+        "error: trainer.max_steps=0: out of range; allowed: an integer >= 1",
+    ),
+    "max_steps=2.5": (
+        ["trainer.max_steps=2.5"],
+        "error: trainer.max_steps=2.5: not an integer; allowed: an integer >= 1",
+    ),
+    "lr=abc": (["model.lr=abc"], "error: model.lr='abc': not a number; allowed: a number > 0"),
+    "lr=-1": (["model.lr=-1"], "error: model.lr=-1: out of range; allowed: a number > 0"),
+    "seed=abc": (
+        ["seed=abc"],
+        "error: seed='abc': not an integer; allowed: an integer in [0, 4294967295]",
+    ),
+    "d_model=31": (  # the network's own check, through the LightningModule
+        ["model.d_model=31"],
+        "error: model.d_model=31: not divisible by num_heads=2; allowed: a multiple of num_heads",
+    ),
+    "ckpt_path": (
+        ["ckpt_path=/nowhere/last.ckpt"],
+        "error: ckpt_path='/nowhere/last.ckpt' does not exist; allowed: an existing checkpoint "
+        "file, 'last', or null",
+    ),
+    "sweep": (  # the second job is bad: the sweep stops before the first one starts
+        ["-m", "model.lr=1e-3,abc"],
+        "error: model.lr='abc': not a number; allowed: a number > 0 (sweep job: model.lr=abc)",
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def refused_starts(tmp_path_factory):
+    """Each of REFUSED_STARTS started on the command line, two at a time, in an outputs_root
+    of its own that holds an earlier run: ``{case: (result, outputs_root, files before)}``."""
+
+    def start(case):
+        arguments, _ = REFUSED_STARTS[case]
+        outputs_root = tmp_path_factory.mktemp("refused") / "outputs"
+        with_an_earlier_run(outputs_root)
+        before = snapshot(outputs_root)
+        train = [sys.executable, "-m", "transformer_lab.train"]  # a case's -m comes first
+        command = [*train, *arguments, "experiment=smoke", f"paths.outputs_root={outputs_root}"]
+        try:
+            result = subprocess.run(
+                command, cwd=outputs_root.parent, capture_output=True, text=True, timeout=120
+            )
+        except subprocess.TimeoutExpired as late:  # it trains: the case fails, not the others
+            output = (late.stdout or "", late.stderr or "")
+            result = subprocess.CompletedProcess(command, None, *output)
+        return case, (result, outputs_root, before)
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return dict(pool.map(start, REFUSED_STARTS))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", REFUSED_STARTS)
+def test_a_bad_value_on_the_command_line_is_one_line_exit_2_and_no_folder(refused_starts, case):
+    result, outputs_root, before = refused_starts[case]
+    _, line = REFUSED_STARTS[case]
+    assert result.returncode == 2, result.stderr[-2000:]
+    assert error_lines(result.stderr) == [line]
+    message = line.removeprefix("error: ")
+    assert (result.stdout + result.stderr).count(message) == 1  # printed once, not logged too
+    assert "Traceback" not in result.stderr
+    assert snapshot(outputs_root) == before  # the earlier run as it was, and nothing new:
+    folders = {str(p.relative_to(outputs_root)) for p in outputs_root.rglob("*") if p.is_dir()}
+    assert folders == {"runs", "runs/earlier", "runs/earlier/checkpoints"}  # no multirun/ either
+
+
+@pytest.mark.slow
+def test_a_setting_only_the_build_refuses_is_printed_once(tmp_path):
+    """A callback's setting is checked by its constructor when the run builds it, after
+    Hydra made the run folder: still one line and exit 2, not a log line as well."""
+    result = run(tmp_path, ["experiment=smoke", "callbacks.layer_stats.every_n_steps=0"])
+    message = "callbacks.layer_stats.every_n_steps=0: out of range; allowed: an integer >= 1"
+    assert result.returncode == 2, result.stderr[-2000:]
+    assert error_lines(result.stderr) == [f"error: {message}"]
+    assert (result.stdout + result.stderr).count(message) == 1
+    assert "Epoch" not in result.stdout + result.stderr

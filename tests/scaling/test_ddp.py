@@ -106,11 +106,12 @@ def test_a_local_multirun_refuses_ddp_with_a_clear_message(compose_train):
     from hydra.types import RunMode
     from omegaconf import read_write
 
-    from transformer_lab.train import ConfigError, check_launcher
+    from transformer_lab.config_check import check_launcher
+    from transformer_lab.validation import ConfigError
 
     cfg = compose_train(["trainer=ddp", "trainer.devices=2"])
-    check_launcher(cfg)  # a single run: fine
+    check_launcher(cfg, HydraConfig.get())  # a single run: fine
     with read_write(HydraConfig.get()):
         HydraConfig.get().mode = RunMode.MULTIRUN
     with pytest.raises(ConfigError, match=r"local multirun; allowed: .*hydra/launcher=slurm"):
-        check_launcher(cfg)
+        check_launcher(cfg, HydraConfig.get())

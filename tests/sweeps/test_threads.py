@@ -6,9 +6,10 @@ from hydra.types import RunMode
 from omegaconf import read_write
 
 from transformer_lab import parallel_jobs
+from transformer_lab.config_check import check_launcher
 from transformer_lab.parallel_jobs import SCHEMA_NOTICE, claim_gpu, runs_in_parallel
 from transformer_lab.threads import cores, sweep_n_jobs, threads_per_job
-from transformer_lab.train import ConfigError, check_launcher
+from transformer_lab.validation import ConfigError
 
 pytestmark = pytest.mark.filterwarnings(f"ignore:{SCHEMA_NOTICE}")
 
@@ -71,4 +72,4 @@ def test_ddp_inside_a_parallel_local_sweep_is_refused_with_one_clear_message(com
     with read_write(HydraConfig.get()):
         HydraConfig.get().mode = RunMode.MULTIRUN
     with pytest.raises(ConfigError, match=r"local multirun; allowed: .*hydra/launcher=slurm"):
-        check_launcher(cfg)
+        check_launcher(cfg, HydraConfig.get())

@@ -19,6 +19,7 @@ from lightning.pytorch.trainer.states import TrainerFn
 
 from transformer_lab.plotting import figure_hook, new_figure, publish
 from transformer_lab.tokens import PAD, SPECIAL_NAMES
+from transformer_lab.validation import check_integer
 
 # kind -> (what the queries are, what the keys are)
 KINDS = {
@@ -70,11 +71,8 @@ def attention_figure(weights: torch.Tensor, query_labels, key_labels, title: str
 
 class AttentionMaps(L.Callback):
     def __init__(self, every_n_validations: int = 5, num_examples: int = 2, split: str = "val"):
-        if every_n_validations < 1 or num_examples < 1:
-            raise ValueError(
-                f"every_n_validations and num_examples must be >= 1; got "
-                f"{every_n_validations}, {num_examples}"
-            )
+        check_integer("every_n_validations", every_n_validations, minimum=1)
+        check_integer("num_examples", num_examples, minimum=1)
         self.every_n_validations = every_n_validations
         self.num_examples = num_examples
         self.split = split

@@ -20,6 +20,8 @@ from pathlib import Path
 import lightning as L
 import torch
 
+from transformer_lab.validation import check_number
+
 log = logging.getLogger(__name__)
 
 
@@ -32,8 +34,7 @@ def _copy(targets: list[torch.Tensor], sources: list[torch.Tensor]) -> None:
 
 class DivergenceGuard(L.Callback):
     def __init__(self, max_loss_factor: float = 10.0, dirpath: str | None = None):
-        if max_loss_factor <= 0:
-            raise ValueError(f"max_loss_factor must be > 0; got {max_loss_factor}")
+        check_number("max_loss_factor", max_loss_factor, above=0)
         self.max_loss_factor = max_loss_factor
         self.max_loss = math.inf  # factor x ln(tgt_vocab_size), set at fit start
         self.dirpath = dirpath

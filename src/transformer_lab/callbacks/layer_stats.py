@@ -19,12 +19,12 @@ import torch
 
 from transformer_lab.callbacks.stacks import global_norm, stacks
 from transformer_lab.plotting import log_scalars
+from transformer_lab.validation import check_integer
 
 
 class LayerStats(L.Callback):
     def __init__(self, every_n_steps: int = 50):
-        if every_n_steps < 1:
-            raise ValueError(f"every_n_steps must be >= 1; got {every_n_steps}")
+        check_integer("every_n_steps", every_n_steps, minimum=1)
         self.every_n_steps = every_n_steps
         self._step: int | None = None  # the step being measured, None between measured steps
         self._hooks = []

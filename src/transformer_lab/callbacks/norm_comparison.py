@@ -34,6 +34,7 @@ from transformer_lab.loss import token_nll
 from transformer_lab.model import Seq2SeqTransformer
 from transformer_lab.model.residual import NORM_PLACEMENTS
 from transformer_lab.plotting import figure_hook, log_tensorboard_scalars, new_figure, publish
+from transformer_lab.validation import check_choice
 
 log = logging.getLogger(__name__)
 GradNorms = dict[str, dict[str, dict[str, list[float]]]]  # placement -> stack -> group -> [layer]
@@ -123,9 +124,8 @@ class NormComparison(L.Callback):
     """
 
     def __init__(self, placements=NORM_PLACEMENTS, batch_size: int = 64, perturbation=0.01):
-        unknown = [p for p in placements if p not in NORM_PLACEMENTS]
-        if unknown:
-            raise ValueError(f"unknown placements {unknown}; allowed: {', '.join(NORM_PLACEMENTS)}")
+        for placement in placements:
+            check_choice("placements", placement, NORM_PLACEMENTS)
         self.placements = list(placements)
         self.batch_size = batch_size
         self.perturbation = perturbation

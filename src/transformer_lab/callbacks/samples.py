@@ -12,6 +12,7 @@ import lightning as L
 import torch
 
 from transformer_lab.tokens import EOS, detokenize
+from transformer_lab.validation import check_integer
 
 END = "⟨end⟩"  # the end of sequence, where it is the first wrong token
 
@@ -47,11 +48,8 @@ def sample_table(rows: list[tuple[list[str], bool]]) -> str:
 
 class SampleGenerations(L.Callback):
     def __init__(self, num_examples: int = 8, pool_size: int = 64):
-        if not 1 <= num_examples <= pool_size:
-            raise ValueError(
-                f"num_examples={num_examples}, pool_size={pool_size}; allowed: "
-                "1 <= num_examples <= pool_size"
-            )
+        check_integer("pool_size", pool_size, minimum=1)
+        check_integer("num_examples", num_examples, minimum=1, maximum=pool_size)
         self.num_examples, self.pool_size = num_examples, pool_size
 
     def on_validation_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:

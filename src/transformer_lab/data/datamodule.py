@@ -32,6 +32,7 @@ from transformer_lab.data.split import Batch, Split, collate
 from transformer_lab.data.streams import random_stream
 from transformer_lab.data.tasks import TASKS
 from transformer_lab.tokens import FIRST_CONTENT
+from transformer_lab.validation import InvalidSetting, check_choice, check_integer
 
 # The splits of lengths min_len..max_len, in the order they are drawn: each excludes the
 # sources of those before it.
@@ -187,9 +188,11 @@ class SyntheticDataModule(lightning.LightningDataModule):
         """
         split, (num_replicas, rank) = self.splits[name], self._ranks()
         if len(split) < num_replicas:
-            raise ValueError(
-                f"{name}_size={len(split)} is smaller than the {num_replicas} processes that "
-                f"evaluate it; allowed: {name}_size >= {num_replicas}, or fewer devices"
+            raise InvalidSetting(
+                f"data.{name}_size",
+                len(split),
+                f"fewer examples than the {num_replicas} processes that evaluate them",
+                f"data.{name}_size >= {num_replicas}, or fewer trainer.devices",
             )
         return self._loader(split, EvalShard(split, num_replicas, rank))
 
@@ -216,38 +219,32 @@ class SyntheticDataModule(lightning.LightningDataModule):
 
 
 def _check_settings(hp: AttributeDict) -> None:
-    """A ValueError naming the first setting out of its range and what is allowed."""
-    if hp.task not in TASKS:
-        raise ValueError(f"task={hp.task!r} is unknown; choose one of {sorted(TASKS)}")
-    if hp.vocab_size < FIRST_CONTENT + 1:
-        raise ValueError(
-            f"vocab_size={hp.vocab_size} is too small: it counts the {FIRST_CONTENT} special "
-            f"ids (PAD, BOS, EOS), so it must be >= {FIRST_CONTENT + 1} to leave at least "
-            "one content id"
-        )
-    if hp.min_len < 1:
-        raise ValueError(f"min_len={hp.min_len} must be >= 1")
+    """InvalidSetting for the first setting of the wrong type or out of its range."""
+    check_choice("task", hp.task, sorted(TASKS))
+    # it counts the special ids (PAD, BOS, EOS) too; at least one content id must remain
+    check_integer("vocab_size", hp.vocab_size, minimum=FIRST_CONTENT + 1)
+    check_integer("min_len", hp.min_len, minimum=1)
+    check_integer("max_len", hp.max_len, minimum=1)
     if hp.min_len > hp.max_len:
-        raise ValueError(f"min_len={hp.min_len} must be <= max_len={hp.max_len}")
+        raise InvalidSetting("min_len", hp.min_len, f"above max_len={hp.max_len}", "<= max_len")
     for name in ("train_size", "val_size", "test_size", "batch_size"):
-        if hp[name] < 1:
-            raise ValueError(f"{name}={hp[name]} must be a positive integer (>= 1)")
-    if hp.num_workers < 0:
-        raise ValueError(f"num_workers={hp.num_workers} must be >= 0 (0 loads in the main process)")
-    if hp.test_long_size < 0:
-        raise ValueError(
-            f"test_long_size={hp.test_long_size} must be >= 0 (0 disables the test_long split)"
-        )
+        check_integer(name, hp[name], minimum=1)
+    check_integer("num_workers", hp.num_workers, minimum=0)  # 0: load in the main process
+    check_integer("test_long_size", hp.test_long_size, minimum=0)  # 0: no test_long split
+    check_integer("test_long_max_len", hp.test_long_max_len, minimum=0)
     if hp.test_long_size > 0 and hp.test_long_max_len <= hp.max_len:
-        raise ValueError(
-            f"test_long_max_len={hp.test_long_max_len} must be > max_len={hp.max_len} "
-            f"when test_long_size={hp.test_long_size} > 0: test_long holds sources longer "
-            "than any seen in training"
+        raise InvalidSetting(
+            "test_long_max_len",
+            hp.test_long_max_len,
+            f"not above max_len={hp.max_len}, but test_long_size={hp.test_long_size} asks "
+            "for sources longer than any seen in training",
+            f"test_long_max_len > {hp.max_len}, or test_long_size=0",
         )
+    check_integer("seed", hp.seed, minimum=0)
 
 
 def _check_room(hp: AttributeDict) -> None:
-    """A ValueError unless the lengths hold as many distinct sources as the splits ask.
+    """InvalidSetting unless the lengths hold as many distinct sources as the splits ask.
 
     The splits are drawn one after the other (:data:`DRAW_ORDER`), each excluding the
     sources of those before it, so each has room for what the earlier ones left.
@@ -263,19 +260,22 @@ def _check_room(hp: AttributeDict) -> None:
         size = hp[f"{name}_size"]
         if size > available - taken:
             held = f", {taken} of them in {' and '.join(earlier)}, which {name} never repeats"
-            raise ValueError(
-                f"{name}_size={size} distinct {name} sources requested, but {space}"
-                f"{held if earlier else ''}; allowed: {name}_size <= {available - taken} "
-                "(or raise vocab_size/max_len)"
+            raise InvalidSetting(
+                f"{name}_size",
+                size,
+                f"more distinct {name} sources than there are: {space}{held if earlier else ''}",
+                f"{name}_size <= {available - taken}, or a larger vocab_size or max_len",
             )
         earlier.append(name)
         taken += size
     if hp.test_long_size > 0:
         available = num_sequences(num_words, hp.max_len + 1, hp.test_long_max_len)
         if hp.test_long_size > available:
-            raise ValueError(
-                f"test_long_size={hp.test_long_size} distinct sources requested, but "
-                f"vocab_size={hp.vocab_size} ({num_words} content ids) with lengths "
-                f"{hp.max_len + 1}..{hp.test_long_max_len} has only {available} distinct "
-                "sequences; lower test_long_size or raise test_long_max_len"
+            raise InvalidSetting(
+                "test_long_size",
+                hp.test_long_size,
+                f"more distinct sources than vocab_size={hp.vocab_size} ({num_words} content "
+                f"ids) with lengths {hp.max_len + 1}..{hp.test_long_max_len} has: only "
+                f"{available} distinct sequences",
+                f"test_long_size <= {available}, or a larger test_long_max_len",
             )

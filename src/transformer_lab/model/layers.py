@@ -9,6 +9,7 @@ from torch import nn
 from transformer_lab.model.attention import KVCache, MultiHeadAttention
 from transformer_lab.model.init import Sublayer, xavier_uniform_
 from transformer_lab.model.residual import Residual
+from transformer_lab.validation import check_choice
 
 ACTIVATIONS = ("relu", "gelu", "swiglu")
 
@@ -32,10 +33,7 @@ class FeedForward(Sublayer):
 
     def __init__(self, d_model: int, d_ff: int, dropout: float, activation: str):
         super().__init__()
-        if activation not in ACTIVATIONS:
-            raise ValueError(
-                f"unknown activation={activation!r}; allowed: {', '.join(ACTIVATIONS)}"
-            )
+        check_choice("activation", activation, ACTIVATIONS)
         self.gated = activation == "swiglu"
         hidden = swiglu_hidden(d_ff) if self.gated else d_ff
         # For SwiGLU, W1 and V are fused into one [2*hidden, d_model] projection.

@@ -19,6 +19,8 @@ import math
 import torch
 from torch import nn
 
+from transformer_lab.validation import InvalidSetting, check_choice
+
 
 class PositionalEncoding(nn.Module):
     """No positional information (``none``); the base every encoding overrides."""
@@ -60,9 +62,11 @@ class Sinusoidal(PositionalEncoding):
     def __init__(self, d_model: int, num_heads: int, max_len: int):
         super().__init__(d_model, num_heads, max_len)
         if d_model % 2:
-            raise ValueError(
-                f"d_model must be even for pos_encoding='sinusoidal' (sin/cos pairs); "
-                f"got d_model={d_model}"
+            raise InvalidSetting(
+                "d_model",
+                d_model,
+                "odd, and pos_encoding='sinusoidal' fills sin/cos pairs",
+                "an even d_model, or another pos_encoding",
             )
         self.register_buffer("table", sinusoid_table(max_len, d_model), persistent=False)
 
@@ -93,9 +97,12 @@ class Rotary(PositionalEncoding):
         super().__init__(d_model, num_heads, max_len)
         head_dim = d_model // num_heads
         if head_dim % 2:
-            raise ValueError(
-                f"the head dimension d_model/num_heads must be even for pos_encoding='rotary'; "
-                f"got {d_model}/{num_heads}={head_dim}"
+            raise InvalidSetting(
+                "d_model",
+                d_model,
+                f"the head dimension d_model/num_heads={d_model}/{num_heads}={head_dim} is odd, "
+                "and pos_encoding='rotary' rotates pairs of it",
+                "an even d_model/num_heads, or another pos_encoding",
             )
         frequencies = 10000.0 ** (-torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim)
         angles = torch.arange(max_len, dtype=torch.float64)[:, None] * frequencies
@@ -157,8 +164,5 @@ POSITIONAL_ENCODINGS: dict[str, type[PositionalEncoding]] = {
 def build_positional_encoding(
     name: str, d_model: int, num_heads: int, max_len: int
 ) -> PositionalEncoding:
-    if name not in POSITIONAL_ENCODINGS:
-        raise ValueError(
-            f"unknown pos_encoding={name!r}; allowed: {', '.join(POSITIONAL_ENCODINGS)}"
-        )
+    check_choice("pos_encoding", name, POSITIONAL_ENCODINGS)
     return POSITIONAL_ENCODINGS[name](d_model, num_heads, max_len)

@@ -23,16 +23,16 @@ to merge the sublayer's output back, so one class owns the whole placement.
 import torch
 from torch import nn
 
+from transformer_lab.validation import check_choice
+
 NORM_PLACEMENTS = ("post", "pre", "sandwich", "deepnorm")
 NORM_TYPES = ("layernorm", "rmsnorm")
 _NORMALIZED_BEFORE = ("pre", "sandwich")  # the sublayer reads a normalised input
 
 
 def check_norm(norm: str, norm_type: str = "layernorm") -> None:
-    if norm not in NORM_PLACEMENTS:
-        raise ValueError(f"unknown norm={norm!r}; allowed: {', '.join(NORM_PLACEMENTS)}")
-    if norm_type not in NORM_TYPES:
-        raise ValueError(f"unknown norm_type={norm_type!r}; allowed: {', '.join(NORM_TYPES)}")
+    check_choice("norm", norm, NORM_PLACEMENTS)
+    check_choice("norm_type", norm_type, NORM_TYPES)
 
 
 def make_norm(d_model: int, norm_type: str) -> nn.Module:

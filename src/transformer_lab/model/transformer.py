@@ -20,6 +20,12 @@ from transformer_lab.model.layers import DecoderLayer, EncoderLayer, LayerConfig
 from transformer_lab.model.positional import PositionalEncoding, build_positional_encoding
 from transformer_lab.model.residual import deepnorm_scales, final_norm
 from transformer_lab.tokens import PAD
+from transformer_lab.validation import (
+    InvalidSetting,
+    check_flag,
+    check_integer,
+    check_number,
+)
 
 
 @dataclass
@@ -70,9 +76,10 @@ class Seq2SeqTransformer(nn.Module):
     ):
         super().__init__()
         _check_arguments(
-            dropout, src_vocab_size=src_vocab_size, tgt_vocab_size=tgt_vocab_size,
-            d_model=d_model, num_heads=num_heads, num_encoder_layers=num_encoder_layers,
-            num_decoder_layers=num_decoder_layers, d_ff=d_ff, max_len=max_len,
+            dropout, tie_embeddings, init_seed, src_vocab_size=src_vocab_size,
+            tgt_vocab_size=tgt_vocab_size, d_model=d_model, num_heads=num_heads,
+            num_encoder_layers=num_encoder_layers, num_decoder_layers=num_decoder_layers,
+            d_ff=d_ff, max_len=max_len,
         )  # fmt: skip
         self.d_model, self.max_len = d_model, max_len
         self.embed_scale = math.sqrt(d_model)
@@ -227,15 +234,17 @@ def _stack(
     return layers, final_norm(config.d_model, config.norm, config.norm_type)
 
 
-def _check_arguments(dropout: float, **sizes: int) -> None:
-    """A ValueError naming the first size that is not positive, or the bad head split."""
+def _check_arguments(dropout, tie_embeddings, init_seed, **sizes) -> None:
+    """InvalidSetting for the first size that is not a positive integer, the bad head
+    split, a dropout outside [0, 1), a flag or a seed of the wrong kind."""
     for name, value in sizes.items():
-        if value < 1:
-            raise ValueError(f"{name} must be a positive integer; got {value}")
+        check_integer(name, value, minimum=1)
     d_model, num_heads = sizes["d_model"], sizes["num_heads"]
     if d_model % num_heads:
-        raise ValueError(
-            f"d_model must be divisible by num_heads; got d_model={d_model}, num_heads={num_heads}"
+        raise InvalidSetting(
+            "d_model", d_model, f"not divisible by num_heads={num_heads}", "a multiple of num_heads"
         )
-    if not 0.0 <= dropout < 1.0:
-        raise ValueError(f"dropout must be in [0, 1); got {dropout}")
+    check_number("dropout", dropout, minimum=0, below=1)
+    check_flag("tie_embeddings", tie_embeddings)
+    if init_seed is not None:  # None: draw from the global RNG
+        check_integer("init_seed", init_seed, minimum=0, maximum=2**64 - 1)
