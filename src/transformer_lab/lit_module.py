@@ -5,6 +5,8 @@ Every constructor argument is a primitive (int, float, str, bool, list of floats
 and a checkpoint alone rebuilds the model.
 """
 
+from collections.abc import Sequence
+
 import lightning as L
 import torch
 import torch.nn.functional as F
@@ -37,7 +39,7 @@ def _check_training_settings(lr, betas, weight_decay, label_smoothing, compile) 
     starts (AdamW is built in ``configure_optimizers``), or would take silently (a string
     ``compile``)."""
     check_number("lr", lr, above=0)
-    if not isinstance(betas, list | tuple) or len(betas) != 2:
+    if not isinstance(betas, Sequence) or isinstance(betas, str) or len(betas) != 2:
         raise InvalidSetting("betas", betas, "not a pair", "[beta1, beta2], each in [0, 1)")
     for name, beta in zip(("betas[0]", "betas[1]"), betas, strict=True):
         check_number(name, beta, minimum=0, below=1)

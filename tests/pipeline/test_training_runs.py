@@ -78,8 +78,9 @@ def test_same_seed_gives_identical_metrics_and_weights_and_another_seed_does_not
 
 @pytest.mark.slow
 def test_loss_falls_clearly_on_the_copy_task(compose_train):
-    cfg = compose_train([*TINY, "data=copy", "trainer.max_steps=150",
-                         "trainer.val_check_interval=150", "model.warmup_steps=50"])  # fmt: skip
+    # 200 steps: at 150 the layered draw's val split ended at 0.501 of the initial loss
+    cfg = compose_train([*TINY, "data=copy", "trainer.max_steps=200",
+                         "trainer.val_check_interval=200", "model.warmup_steps=50"])  # fmt: skip
     datamodule, module, trainer = build(cfg)
     datamodule.setup("fit")
     module.eval()
