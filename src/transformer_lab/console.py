@@ -1,5 +1,4 @@
-"""What the command-line entry points keep off the terminal, and the order they print
-metrics and sweep values in.
+"""What the command-line entry points keep off the terminal.
 
 Notices reach the terminal that their reader cannot act on: Lightning's tip to install its
 cloud logger; torch 2.13's deprecation of the ``LeafSpec`` that Lightning 2.x still builds
@@ -15,7 +14,6 @@ terminal nor log file repeats them. Everything else Lightning says stays.
 
 import logging
 import os
-import re
 import warnings
 
 import torch
@@ -38,14 +36,3 @@ def quiet_library_notices() -> None:
     logging.getLogger(LIGHTNING_INFO).addFilter(
         lambda record: "litlogger" not in record.getMessage()
     )
-
-
-def natural_key(text: str) -> tuple:
-    """Sort key that reads numbers as numbers, for metric names and override values alike:
-    ``seq_acc_by_len/3`` before ``/10``; ``2 < 6 < 10 < 1e3`` (values that are numbers,
-    by value) before words, ``post < pre``."""
-    try:
-        return (0, float(text), [])
-    except ValueError:
-        parts = re.split(r"(\d+)", text)
-        return (1, 0.0, [(0, int(p), "") if p.isdigit() else (1, 0, p) for p in parts])

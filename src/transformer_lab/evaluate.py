@@ -32,13 +32,14 @@ from omegaconf import DictConfig, OmegaConf
 from rich.console import Console
 from rich.table import Table
 
-from transformer_lab.console import LIGHTNING_INFO, natural_key, quiet_library_notices
+from transformer_lab.config.validation import InvalidSetting
+from transformer_lab.console import LIGHTNING_INFO, quiet_library_notices
 from transformer_lab.data.datamodule import SyntheticDataModule
-from transformer_lab.lit_module import Seq2SeqLitModule
 from transformer_lab.model.decoding import beam_search, check_beam_search
-from transformer_lab.run_folder import last_checkpoint, recorded_metrics, run_folder_of
+from transformer_lab.runs.layout import last_checkpoint, recorded_metrics, run_folder_of
+from transformer_lab.runs.order import natural_key
 from transformer_lab.tokens import detokenize
-from transformer_lab.validation import InvalidSetting
+from transformer_lab.training.module import Seq2SeqLitModule
 
 log = logging.getLogger(__name__)
 # what Lightning writes into every checkpoint of a fit with a datamodule, and reads back
@@ -116,8 +117,12 @@ def load(path: Path) -> tuple[Seq2SeqLitModule, SyntheticDataModule, int | None]
             f"{path} does not fit this version of transformer_lab: {_one_line(error)}"
         ) from None
     built = {"hyper_parameters": module, "datamodule_hyper_parameters": datamodule}
-    unknown = [f"{part}.{key}" for part, obj in built.items()
-               for key in checkpoint[part] if key not in obj.hparams]  # fmt: skip
+    unknown = [
+        f"{part}.{key}"
+        for part, obj in built.items()
+        for key in checkpoint[part]
+        if key not in obj.hparams
+    ]
     if unknown:
         raise EvaluationError(
             f"{path} does not fit this version of transformer_lab: it has settings this "
@@ -165,8 +170,10 @@ def decoded_metrics(
     """The test stage's metrics with ``seq_acc`` decoded by a ``beam_size`` beam (1: greedy)."""
     module.beam_size, module.length_penalty = beam_size, length_penalty
     trainer.test(module, datamodule=datamodule, verbose=False)
-    return {k: float(trainer.callback_metrics[k])
-            for k in sorted(trainer.callback_metrics, key=natural_key)}  # fmt: skip
+    return {
+        k: float(trainer.callback_metrics[k])
+        for k in sorted(trainer.callback_metrics, key=natural_key)
+    }
 
 
 def print_results(results: dict, module, datamodule, n_samples: int) -> None:
@@ -292,9 +299,15 @@ def configure(argv: list[str]) -> DictConfig:
 
 def setting_names(config: dict, prefix: str = "") -> list[str]:
     """Every setting of ``config``, dotted: ``beam_size``, ``data.test_size``, ..."""
-    return [name for key, value in config.items()
-            for name in (setting_names(value, f"{prefix}{key}.") if isinstance(value, dict)
-                         else [f"{prefix}{key}"])]  # fmt: skip
+    return [
+        name
+        for key, value in config.items()
+        for name in (
+            setting_names(value, f"{prefix}{key}.")
+            if isinstance(value, dict)
+            else [f"{prefix}{key}"]
+        )
+    ]
 
 
 def usage() -> str:

@@ -1,6 +1,6 @@
 """The ``model.compile`` option: off by default, and harmless to checkpoints when on."""
 
-from transformer_lab.lit_module import Seq2SeqLitModule
+from transformer_lab.training.module import Seq2SeqLitModule
 
 
 def test_compile_is_off_by_default_in_the_config(compose_train):

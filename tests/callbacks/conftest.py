@@ -21,10 +21,17 @@ def tiny_run(tmp_path_factory, one_thread_env):
     """The run folder of a 12-step post-norm run: attention maps at every validation (steps
     6 and 12), layer stats every 3 steps."""
     root = tmp_path_factory.mktemp("tiny_run")
-    command = [sys.executable, "-m", "transformer_lab.train", *TINY,
-               f"trainer.max_steps={STEPS}", "trainer.val_check_interval=6",
-               "callbacks.attention_maps.every_n_validations=1",
-               "callbacks.layer_stats.every_n_steps=3", f"paths.outputs_root={root}"]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "transformer_lab.train",
+        *TINY,
+        f"trainer.max_steps={STEPS}",
+        "trainer.val_check_interval=6",
+        "callbacks.attention_maps.every_n_validations=1",
+        "callbacks.layer_stats.every_n_steps=3",
+        f"paths.outputs_root={root}",
+    ]
     result = subprocess.run(
         command, cwd=root, capture_output=True, text=True, env=one_thread_env, timeout=300
     )

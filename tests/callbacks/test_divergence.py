@@ -6,13 +6,19 @@ import pytest
 import torch
 
 from transformer_lab.callbacks.divergence import DivergenceGuard
-from transformer_lab.lit_module import Seq2SeqLitModule
-from transformer_lab.train import train
+from transformer_lab.job.run import train
+from transformer_lab.training.module import Seq2SeqLitModule
 
 from .conftest import TINY
 
-HUGE_LR = [*TINY, "model.lr=1e3", "model.schedule=constant", "trainer.max_steps=30",
-           "trainer.val_check_interval=10", "~callbacks.attention_maps"]  # fmt: skip
+HUGE_LR = [
+    *TINY,
+    "model.lr=1e3",
+    "model.schedule=constant",
+    "trainer.max_steps=30",
+    "trainer.val_check_interval=10",
+    "~callbacks.attention_maps",
+]
 
 
 def test_a_huge_learning_rate_stops_the_run_with_diverged_and_the_step_in_metrics_json(
@@ -39,8 +45,17 @@ def test_the_last_good_checkpoint_holds_finite_weights_that_load_with_weights_on
 
 
 def test_a_normal_run_records_that_it_did_not_diverge(compose_train, tmp_path):
-    train(compose_train([*TINY, "trainer.max_steps=4", "trainer.val_check_interval=4",
-                         "~callbacks.attention_maps", "~callbacks.norm_comparison"]))  # fmt: skip
+    train(
+        compose_train(
+            [
+                *TINY,
+                "trainer.max_steps=4",
+                "trainer.val_check_interval=4",
+                "~callbacks.attention_maps",
+                "~callbacks.norm_comparison",
+            ]
+        )
+    )
     written = json.loads((tmp_path / "run" / "metrics.json").read_text())
     assert (written["diverged"], written["diverged_at_step"]) == (False, None)
     assert "test/seq_acc" in written

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from transformer_lab.callbacks import LastCheckpoint
-from transformer_lab.train import train
+from transformer_lab.job.run import train
 
 from .conftest import TINY
 

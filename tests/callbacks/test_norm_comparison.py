@@ -9,16 +9,25 @@ import torch
 from transformer_lab.callbacks.norm_comparison import NormComparison, measure_twins
 from transformer_lab.callbacks.stacks import STACKS
 from transformer_lab.data.datamodule import SyntheticDataModule
-from transformer_lab.lit_module import Seq2SeqLitModule
 from transformer_lab.model.residual import NORM_PLACEMENTS
+from transformer_lab.training.module import Seq2SeqLitModule
 
 DATA = SyntheticDataModule(train_size=300, val_size=10, test_size=10, seed=0)
 
 
 def model(layers: int, **overrides) -> dict:
-    kwargs = dict(src_vocab_size=16, tgt_vocab_size=16, d_model=64, num_heads=4,
-                  num_encoder_layers=layers, num_decoder_layers=layers, d_ff=256, dropout=0.0,
-                  max_len=32, init_seed=0)  # fmt: skip
+    kwargs = dict(
+        src_vocab_size=16,
+        tgt_vocab_size=16,
+        d_model=64,
+        num_heads=4,
+        num_encoder_layers=layers,
+        num_decoder_layers=layers,
+        d_ff=256,
+        dropout=0.0,
+        max_len=32,
+        init_seed=0,
+    )
     return {**kwargs, **overrides}
 
 
@@ -62,8 +71,9 @@ def test_output_change_under_weight_noise_is_larger_for_post_norm_and_grows_with
 
 def test_the_comparison_leaves_the_run_weights_and_the_global_rng_untouched(tmp_path):
     module = Seq2SeqLitModule(**model(2, d_model=32, d_ff=64, num_heads=2))
-    trainer = SimpleNamespace(fast_dev_run=False, datamodule=DATA, default_root_dir=tmp_path,
-                              loggers=[])  # fmt: skip
+    trainer = SimpleNamespace(
+        fast_dev_run=False, datamodule=DATA, default_root_dir=tmp_path, loggers=[]
+    )
     weights = {k: v.clone() for k, v in module.state_dict().items()}
     rng = torch.get_rng_state()
     NormComparison(batch_size=8).on_fit_start(trainer, module)

@@ -10,9 +10,9 @@ from matplotlib.image import imread
 from omegaconf import OmegaConf
 
 from transformer_lab.callbacks.attention_maps import KINDS, attention_figure_size
+from transformer_lab.callbacks.plotting import DPI
 from transformer_lab.callbacks.stacks import STACKS
 from transformer_lab.model.residual import NORM_PLACEMENTS
-from transformer_lab.plotting import DPI
 from transformer_lab.tokens import PAD
 
 pytestmark = pytest.mark.slow  # the shared run takes ~10 s
@@ -69,8 +69,9 @@ def test_twin_gradient_norms_are_logged_per_placement_with_the_layer_as_step(eve
 def test_layer_stats_are_logged_every_k_steps_with_plausible_values(events):
     for stack in STACKS:
         for layer in range(LAYERS):
-            grad, rms, update = (events.Scalars(f"norm/{stat}/{stack}/{layer}")
-                                 for stat in ("grad", "rms", "update"))  # fmt: skip
+            grad, rms, update = (
+                events.Scalars(f"norm/{stat}/{stack}/{layer}") for stat in ("grad", "rms", "update")
+            )
             for scalars in (grad, rms, update):
                 assert [s.step for s in scalars] == [0, 3, 6, 9]
             assert all(0 < s.value < math.inf for s in grad)

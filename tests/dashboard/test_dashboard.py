@@ -12,9 +12,9 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 from tensorboard.plugins.custom_scalar import layout_pb2
 from tensorboard.util.tensor_util import make_ndarray
 
-from transformer_lab.lit_module import Seq2SeqLitModule
 from transformer_lab.report import main as report_main
 from transformer_lab.tokens import detokenize
+from transformer_lab.training.module import Seq2SeqLitModule
 
 pytestmark = pytest.mark.slow  # the shared sweep takes ~30 s of CPU
 ALL = {"scalars": 0, "tensors": 0, "images": 0}
@@ -27,8 +27,10 @@ def events_of(folder) -> EventAccumulator:
 
 
 def text(events: EventAccumulator, tag: str) -> list[tuple[int, str]]:
-    return [(e.step, make_ndarray(e.tensor_proto).item().decode())
-            for e in events.Tensors(f"{tag}/text_summary")]  # fmt: skip
+    return [
+        (e.step, make_ndarray(e.tensor_proto).item().decode())
+        for e in events.Tensors(f"{tag}/text_summary")
+    ]
 
 
 def metrics_of(run) -> dict:
@@ -54,9 +56,15 @@ def test_hparams_list_the_swept_key_the_curated_set_and_the_comparison_metrics(r
         assert not [n for n in names if "_target_" in n]
         assert len(names) < 25
         assert [m.name.tag for m in experiment.metric_infos] == [
-            "val/loss", "val/seq_acc", "val/seq_acc_best", "val/steps_to_target",
-            "test/seq_acc", "run/diverged", "run/train_seconds", "test_long/seq_acc",
-        ]  # fmt: skip
+            "val/loss",
+            "val/seq_acc",
+            "val/seq_acc_best",
+            "val/steps_to_target",
+            "test/seq_acc",
+            "run/diverged",
+            "run/train_seconds",
+            "test_long/seq_acc",
+        ]
 
 
 def test_best_and_steps_to_target_agree_with_the_logged_val_seq_acc(runs):
@@ -113,8 +121,10 @@ def test_sample_tables_hold_the_real_predictions_wrong_ones_first(runs):
         batch = data.sample("test", 64)
         predicted = model.generate(batch["src"], batch["tgt_out"].size(1))[:, 1:]
         examples = zip(batch["src"], batch["tgt_out"], predicted, strict=True)
-        truth = {detokenize(s.tolist()): (detokenize(t.tolist()), detokenize(p.tolist()))
-                 for s, t, p in examples}  # fmt: skip
+        truth = {
+            detokenize(s.tolist()): (detokenize(t.tolist()), detokenize(p.tolist()))
+            for s, t, p in examples
+        }
         correct = []
         for source, target, prediction in rows:
             assert truth[source][0] == target

@@ -10,10 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from torch.utils.data import DistributedSampler
 
+from transformer_lab.config.validation import InvalidSetting
 from transformer_lab.data import Split, SyntheticDataModule
 from transformer_lab.data.tasks import TASKS
 from transformer_lab.tokens import BOS, EOS, FIRST_CONTENT, PAD
-from transformer_lab.validation import InvalidSetting
 
 SMALL = dict(vocab_size=12, min_len=3, max_len=8, train_size=2000, val_size=200, test_size=200)
 FOURTEEN = dict(vocab_size=5, min_len=1, max_len=3)  # 2 content ids: 2 + 4 + 8 sequences

@@ -19,8 +19,9 @@ def test_eval_shards_together_hold_every_example_exactly_once(num_examples, worl
     assert sorted(i for shard in shards for i in shard) == list(range(num_examples))
     for rank, shard in enumerate(shards):
         assert shard == list(range(rank, num_examples, world_size))  # in order, interleaved
-    assert [len(s) for s in shards] == [len(EvalShard(range(num_examples), world_size, r))
-                                        for r in range(world_size)]  # fmt: skip
+    assert [len(s) for s in shards] == [
+        len(EvalShard(range(num_examples), world_size, r)) for r in range(world_size)
+    ]
 
 
 def test_one_process_evaluates_the_split_in_order():

@@ -22,10 +22,19 @@ ENCODINGS = ["sinusoidal", "learned", "rotary", "alibi", "none"]
 
 
 def test_the_base_model_trains_in_bf16_on_one_gpu(tmp_path):
-    command = [sys.executable, "-m", "transformer_lab.train", "experiment=paper_base",
-               "trainer.max_steps=200", "trainer.val_check_interval=200",
-               "data.train_size=25600", "data.val_size=256", "data.test_size=256",
-               "~callbacks.progress_bar", f"paths.outputs_root={tmp_path}"]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "transformer_lab.train",
+        "experiment=paper_base",
+        "trainer.max_steps=200",
+        "trainer.val_check_interval=200",
+        "data.train_size=25600",
+        "data.val_size=256",
+        "data.test_size=256",
+        "~callbacks.progress_bar",
+        f"paths.outputs_root={tmp_path}",
+    ]
     result = subprocess.run(command, capture_output=True, text=True, timeout=240)
     assert result.returncode == 0, result.stderr[-3000:]
     (run,) = (tmp_path / "runs").iterdir()
@@ -38,8 +47,11 @@ def test_the_base_model_trains_in_bf16_on_one_gpu(tmp_path):
 @pytest.mark.parametrize("norm", ["post", "pre"])
 @pytest.mark.parametrize("pos", ENCODINGS)
 def test_cache_and_invariances_hold_on_cuda(norm, pos):
-    model = Seq2SeqTransformer(20, 20, 64, 4, 2, 2, 128, 0.0, norm, pos, "relu", 64,
-                               init_seed=0).cuda().eval()  # fmt: skip
+    model = (
+        Seq2SeqTransformer(20, 20, 64, 4, 2, 2, 128, 0.0, norm, pos, "relu", 64, init_seed=0)
+        .cuda()
+        .eval()
+    )
     src = torch.randint(3, 20, (4, 9), device="cuda")
     src[1, 5:] = PAD
     out = model.generate(src, 16, use_cache=True)
@@ -56,8 +68,16 @@ def test_cache_and_invariances_hold_on_cuda(norm, pos):
 
 def test_the_benchmark_measures_every_row_on_the_gpu(tmp_path):
     rows_file = tmp_path / "rows.json"
-    command = [sys.executable, "-m", "transformer_lab.bench", "--quick", "--device", "cuda",
-               "--json", str(rows_file)]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "transformer_lab.bench",
+        "--quick",
+        "--device",
+        "cuda",
+        "--json",
+        str(rows_file),
+    ]
     result = subprocess.run(command, capture_output=True, text=True, timeout=240)
     assert result.returncode == 0, result.stderr[-3000:]
     rows = json.loads(rows_file.read_text())

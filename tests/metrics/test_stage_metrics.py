@@ -6,8 +6,8 @@ import pytest
 import torch
 from torch import nn
 
-from transformer_lab.lit_module import Seq2SeqLitModule
 from transformer_lab.tokens import BOS, EOS, PAD
+from transformer_lab.training.module import Seq2SeqLitModule
 
 BEFORE_TORCHMETRICS = {
     "loss": 1.3415288925170898,
@@ -37,17 +37,26 @@ class FixedOutputs(nn.Module):
 
 def fixed_batch_module() -> tuple[Seq2SeqLitModule, dict]:
     module = Seq2SeqLitModule(10, 10, d_model=16, num_heads=2, d_ff=32, max_len=8)
-    src = torch.tensor([[3, 4, 5, EOS, PAD], [6, EOS, PAD, PAD, PAD], [7, 8, 9, 4, EOS],
-                        [5, 6, EOS, PAD, PAD]])  # fmt: skip
-    tgt_out = torch.tensor([[5, 4, 3, EOS, PAD], [6, EOS, PAD, PAD, PAD], [4, 9, 8, 7, EOS],
-                            [6, 5, EOS, PAD, PAD]])  # fmt: skip
-    tgt_in = torch.tensor([[BOS, 5, 4, 3, PAD], [BOS, 6, PAD, PAD, PAD], [BOS, 4, 9, 8, 7],
-                           [BOS, 6, 5, PAD, PAD]])  # fmt: skip
+    src = torch.tensor(
+        [[3, 4, 5, EOS, PAD], [6, EOS, PAD, PAD, PAD], [7, 8, 9, 4, EOS], [5, 6, EOS, PAD, PAD]]
+    )
+    tgt_out = torch.tensor(
+        [[5, 4, 3, EOS, PAD], [6, EOS, PAD, PAD, PAD], [4, 9, 8, 7, EOS], [6, 5, EOS, PAD, PAD]]
+    )
+    tgt_in = torch.tensor(
+        [[BOS, 5, 4, 3, PAD], [BOS, 6, PAD, PAD, PAD], [BOS, 4, 9, 8, 7], [BOS, 6, 5, PAD, PAD]]
+    )
     g = torch.Generator().manual_seed(0)
     logits = torch.randn(4, 5, 10, generator=g, dtype=torch.float64).float()
     logits += 3.0 * nn.functional.one_hot(tgt_out, 10) * (torch.rand(4, 5, 1, generator=g) < 0.6)
-    generated = torch.tensor([[BOS, 5, 4, 3, EOS, PAD], [BOS, 6, EOS, PAD, PAD, PAD],
-                              [BOS, 4, 9, 8, 8, EOS], [BOS, 6, 5, EOS, PAD, PAD]])  # fmt: skip
+    generated = torch.tensor(
+        [
+            [BOS, 5, 4, 3, EOS, PAD],
+            [BOS, 6, EOS, PAD, PAD, PAD],
+            [BOS, 4, 9, 8, 8, EOS],
+            [BOS, 6, 5, EOS, PAD, PAD],
+        ]
+    )
     module.model = FixedOutputs(logits, generated)  # row 2 generates one wrong word
     return module, {"src": src, "tgt_in": tgt_in, "tgt_out": tgt_out}
 

@@ -6,9 +6,9 @@ import re
 import pytest
 import torch
 
+from transformer_lab.config.validation import InvalidSetting
 from transformer_lab.model import Seq2SeqTransformer
 from transformer_lab.tokens import BOS, PAD
-from transformer_lab.validation import InvalidSetting
 
 SMALL = dict(
     src_vocab_size=9,

@@ -61,8 +61,16 @@ def test_deepnorm_constants_for_6_plus_6_layers_are_those_of_the_deepnet_paper()
 
 
 def build(norm: str, **overrides) -> Seq2SeqTransformer:
-    kwargs = dict(src_vocab_size=20, tgt_vocab_size=20, d_model=16, num_heads=2,
-                  num_encoder_layers=3, num_decoder_layers=2, d_ff=32, init_seed=0)  # fmt: skip
+    kwargs = dict(
+        src_vocab_size=20,
+        tgt_vocab_size=20,
+        d_model=16,
+        num_heads=2,
+        num_encoder_layers=3,
+        num_decoder_layers=2,
+        d_ff=32,
+        init_seed=0,
+    )
     return Seq2SeqTransformer(norm=norm, **{**kwargs, **overrides})
 
 

@@ -31,8 +31,9 @@ def test_each_registered_name_builds_the_encoding_it_names_worked_at_position_1(
     learned = built["learned"]
     assert torch.equal(learned.add(zeros, one)[0, 0], learned.table.weight[1])
     cos, sin = built["rotary"].rotation(one)  # head dim 4: frequencies 1 and 0.01
-    torch.testing.assert_close((cos, sin), (angles[[0, 2]].cos()[None].float(),
-                                            angles[[0, 2]].sin()[None].float()))  # fmt: skip
+    torch.testing.assert_close(
+        (cos, sin), (angles[[0, 2]].cos()[None].float(), angles[[0, 2]].sin()[None].float())
+    )
     slopes = torch.tensor([2.0**-4, 2.0**-8])[:, None, None]
     distance = torch.tensor([[0.0, 1.0], [1.0, 0.0]])
     assert torch.equal(built["alibi"].bias(both, both), -slopes * distance)

@@ -13,8 +13,13 @@ TINY = ["experiment=smoke", "trainer.max_steps=8", "trainer.val_check_interval=4
 
 
 def run_cli(tmp_path, *overrides, timeout=240):
-    command = [sys.executable, "-m", "transformer_lab.train", *overrides,
-               f"paths.outputs_root={tmp_path / 'outputs'}"]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "transformer_lab.train",
+        *overrides,
+        f"paths.outputs_root={tmp_path / 'outputs'}",
+    ]
     return subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=timeout)
 
 

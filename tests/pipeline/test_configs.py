@@ -6,7 +6,7 @@ import pytest
 from omegaconf import OmegaConf
 
 from transformer_lab.model import Seq2SeqTransformer
-from transformer_lab.train import build
+from transformer_lab.job.build import build
 
 CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
 

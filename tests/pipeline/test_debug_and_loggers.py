@@ -7,8 +7,9 @@ import lightning as L
 import pandas
 import torch
 
-from transformer_lab.learning_curve import read_scalars
-from transformer_lab.train import build, train
+from transformer_lab.runs.learning_curve import read_scalars
+from transformer_lab.job.build import build
+from transformer_lab.job.run import train
 
 TINY = ["experiment=smoke", "~callbacks.norm_comparison", "~callbacks.attention_maps"]
 
@@ -54,9 +55,7 @@ def test_metrics_csv_has_one_row_per_step_and_the_non_time_series_stay_in_tensor
     assert [step for step, _ in scalars["test/seq_acc_vs_len"]] == list(range(3, 11))  # words
 
 
-def test_metrics_csv_of_a_resumed_run_keeps_the_rows_before_the_checkpoint(
-    compose_train, tmp_path
-):
+def test_metrics_csv_of_a_resumed_run_keeps_the_rows_before_the_checkpoint(compose_train, tmp_path):
     overrides = [*TINY, "logger=csv", "callbacks.last_checkpoint.every_n_train_steps=10"]
     train(compose_train([*overrides, "trainer.max_steps=10"]))
     (tmp_path / "run" / ".hydra").mkdir()  # a run folder, as Hydra leaves it

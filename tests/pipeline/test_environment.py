@@ -3,7 +3,7 @@
 import json
 import subprocess
 
-from transformer_lab import environment
+from transformer_lab.runs import environment
 
 
 def git(cwd, *args):
@@ -36,11 +36,24 @@ def test_outside_any_repository_the_commit_is_null_not_an_error(tmp_path):
 
 
 def test_the_record_holds_versions_machine_and_command():
-    record = environment.collect()
-    keys = ("python", "torch", "lightning", "hydra-core", "transformer_lab", "platform", "cpu",
-            "torch_threads", "command", "start_time", "git_commit", "git_dirty")  # fmt: skip
+    record = environment.collect(["python", "-m", "transformer_lab.train", "seed=1"])
+    keys = (
+        "python",
+        "torch",
+        "lightning",
+        "hydra-core",
+        "transformer_lab",
+        "platform",
+        "cpu",
+        "torch_threads",
+        "command",
+        "start_time",
+        "git_commit",
+        "git_dirty",
+    )
     assert set(keys) <= record.keys()
     assert record["torch_threads"] >= 1
+    assert record["command"] == "python -m transformer_lab.train seed=1"
     json.dumps(record)  # JSON-ready
 
 

@@ -16,8 +16,8 @@ from hydra import compose, initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
 
 from transformer_lab.evaluate import EvaluationError, cli, evaluate
-from transformer_lab.lit_module import Seq2SeqLitModule
-from transformer_lab.train import train
+from transformer_lab.job.run import train
+from transformer_lab.training.module import Seq2SeqLitModule
 
 CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
 TINY = ["experiment=smoke", "data.test_long_size=48", "data.test_long_max_len=13"]
@@ -51,8 +51,11 @@ def test_evaluating_a_run_reproduces_its_own_test_metrics(compose_train, tmp_pat
 
     longer = evaluate(eval_config(ckpt_path=run, samples=0, **{"data.test_long_max_len": 15}))
     assert longer["data"] == {"test_long_max_len": 15}
-    long_lengths = sorted(int(k.rpartition("/")[2]) for k in longer["greedy"]
-                          if k.startswith("test_long/seq_acc_by_len/"))  # fmt: skip
+    long_lengths = sorted(
+        int(k.rpartition("/")[2])
+        for k in longer["greedy"]
+        if k.startswith("test_long/seq_acc_by_len/")
+    )
     assert long_lengths == [11, 12, 13, 14, 15]
     assert longer["greedy"]["test/seq_acc"] == results["greedy"]["test/seq_acc"]  # unchanged
     assert json.loads((run / "eval_test_long_max_len=15.json").read_text()) == longer

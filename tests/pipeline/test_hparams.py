@@ -7,9 +7,10 @@ import sys
 import pytest
 from hydra.core.hydra_config import HydraConfig
 
-from transformer_lab import command
-from transformer_lab.hparams import CURATED, differing_keys, override_key, run_hparams
-from transformer_lab.train import ConfigError, train
+from transformer_lab.runs import command
+from transformer_lab.runs.hparams import CURATED, differing_keys, override_key, run_hparams
+from transformer_lab.config.validation import ConfigError
+from transformer_lab.job.run import train
 
 NORM_COMPARISON = ["experiment=norm_comparison", "trainer.max_steps=100"]
 ITS_GRID = {"model.norm", "depth", "model.schedule", "seed"}  # its hydra.sweeper.params
@@ -21,8 +22,14 @@ def test_a_group_slash_and_a_value_dot_are_one_key(typed):
 
 
 def test_overrides_come_first_with_their_resolved_values_and_plumbing_is_left_out(compose_train):
-    overrides = ["seed=3", "model/norm=pre", "data=copy", "paths.outputs_root=/tmp/x",
-                 "callbacks.layer_stats.every_n_steps=3", "~callbacks.attention_maps"]  # fmt: skip
+    overrides = [
+        "seed=3",
+        "model/norm=pre",
+        "data=copy",
+        "paths.outputs_root=/tmp/x",
+        "callbacks.layer_stats.every_n_steps=3",
+        "~callbacks.attention_maps",
+    ]
     params, overridden = run_hparams(compose_train(overrides), overrides)
     assert overridden == {"seed", "model.norm", "data"}
     assert list(params)[:3] == ["seed", "model.norm", "data"]

@@ -9,9 +9,10 @@ import pytest
 from omegaconf import OmegaConf, open_dict
 from optuna.distributions import IntUniformDistribution, LogUniformDistribution
 
-from transformer_lab.objective import WORST_LOSS, check_optimized_metric, objective, worst_value
-from transformer_lab.report.runs import load_sweep
-from transformer_lab.search_space import check_warmup_range, search_space
+from transformer_lab.report.sweep import load_sweep
+from transformer_lab.sweep.objective import WORST_LOSS, objective, worst_value
+from transformer_lab.sweep.search_space import check_warmup_range, search_space
+from transformer_lab.training.metric_names import check_optimized_metric
 
 
 def test_a_job_returns_its_metric_and_a_diverged_one_the_worst_value():
@@ -83,11 +84,19 @@ def test_warmups_that_reach_max_steps_stop_the_study_before_its_first_trial(
 
 @pytest.mark.slow
 def test_a_misspelt_metric_stops_the_study_before_its_first_trial(tmp_path, one_thread_env):
-    command = [sys.executable, "-m", "transformer_lab.train", "-m", "hparams_search=optuna",
-               "optimized_metric=val/acc", "experiment=smoke",
-               f"paths.outputs_root={tmp_path}"]  # fmt: skip
-    result = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True,
-                            env=one_thread_env, timeout=300)  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "transformer_lab.train",
+        "-m",
+        "hparams_search=optuna",
+        "optimized_metric=val/acc",
+        "experiment=smoke",
+        f"paths.outputs_root={tmp_path}",
+    ]
+    result = subprocess.run(
+        command, cwd=tmp_path, capture_output=True, text=True, env=one_thread_env, timeout=300
+    )
     assert result.returncode == 2
     assert "error: optimized_metric='val/acc' is not a metric a run reports" in result.stderr
     assert not (tmp_path / "multirun").exists() or not any((tmp_path / "multirun").iterdir())
@@ -99,14 +108,26 @@ def test_a_four_trial_study_with_a_failing_trial_completes_and_writes_the_best(
 ):
     """TPE seeded with 0 draws warmup_steps -1 (invalid) for the first of four trials only;
     the study optimizes val/token_acc, which every trial that ran has above 0."""
-    command = [sys.executable, "-m", "transformer_lab.train", "-m", "hparams_search=optuna",
-               "experiment=smoke", "data=copy", "trainer.max_steps=30",
-               "optimized_metric=val/token_acc", "hydra.sweeper.n_trials=4",
-               "model.warmup_steps=choice(-1,0,10,20)", "~callbacks.progress_bar",
-               "~callbacks.attention_maps", "~callbacks.norm_comparison",
-               f"paths.outputs_root={tmp_path}"]  # fmt: skip
-    result = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True,
-                            env=one_thread_env, timeout=600)  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "transformer_lab.train",
+        "-m",
+        "hparams_search=optuna",
+        "experiment=smoke",
+        "data=copy",
+        "trainer.max_steps=30",
+        "optimized_metric=val/token_acc",
+        "hydra.sweeper.n_trials=4",
+        "model.warmup_steps=choice(-1,0,10,20)",
+        "~callbacks.progress_bar",
+        "~callbacks.attention_maps",
+        "~callbacks.norm_comparison",
+        f"paths.outputs_root={tmp_path}",
+    ]
+    result = subprocess.run(
+        command, cwd=tmp_path, capture_output=True, text=True, env=one_thread_env, timeout=600
+    )
     output = result.stdout + result.stderr
     (sweep_dir,) = (tmp_path / "multirun").iterdir()
     sweep = load_sweep(sweep_dir)

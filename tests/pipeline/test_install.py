@@ -21,8 +21,11 @@ def output(*command, **kwargs) -> str:
 
 
 def pip(*args: str) -> None:
-    subprocess.run([sys.executable, "-m", "pip", "--disable-pip-version-check", *args],
-                   check=True, capture_output=True)  # fmt: skip
+    subprocess.run(
+        [sys.executable, "-m", "pip", "--disable-pip-version-check", *args],
+        check=True,
+        capture_output=True,
+    )
 
 
 @pytest.mark.slow
@@ -40,8 +43,12 @@ def test_a_wheel_in_a_fresh_venv_trains_and_evaluates_from_an_empty_folder(
     download, no second copy of torch.
     """
     source = tmp_path / "source"
-    shutil.copytree(REPO / "src", source / "src", symlinks=True,
-                    ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))  # fmt: skip
+    shutil.copytree(
+        REPO / "src",
+        source / "src",
+        symlinks=True,
+        ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"),
+    )
     shutil.copytree(REPO / "conf", source / "conf", ignore=shutil.ignore_patterns("__pycache__"))
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(REPO / name, source / name)
@@ -61,8 +68,13 @@ def test_a_wheel_in_a_fresh_venv_trains_and_evaluates_from_an_empty_folder(
     where = output(python, "-c", "import transformer_lab as t; print(t.__file__)", cwd=empty)
     assert Path(where).is_relative_to(venv)  # the wheel, not the checkout
 
-    done = subprocess.run([venv / "bin" / "tlab-train", "experiment=smoke"], cwd=empty, env=env,
-                          capture_output=True, text=True)  # fmt: skip
+    done = subprocess.run(
+        [venv / "bin" / "tlab-train", "experiment=smoke"],
+        cwd=empty,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 0, done.stderr
     (run,) = (empty / "outputs" / "runs").iterdir()
     metrics = json.loads((run / "metrics.json").read_text())
@@ -80,8 +92,13 @@ def test_a_wheel_in_a_fresh_venv_trains_and_evaluates_from_an_empty_folder(
     events.Reload()
     assert "environment/text_summary" in events.Tags()["tensors"]
 
-    done = subprocess.run([venv / "bin" / "tlab-eval", f"ckpt_path={run}", "samples=0"],
-                          cwd=empty, env=env, capture_output=True, text=True)  # fmt: skip
+    done = subprocess.run(
+        [venv / "bin" / "tlab-eval", f"ckpt_path={run}", "samples=0"],
+        cwd=empty,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 0, done.stderr
     evaluated = json.loads((run / "eval.json").read_text())
     assert evaluated["global_step"] == 20

@@ -2,8 +2,8 @@
 
 import torch
 
-from transformer_lab.lit_module import Seq2SeqLitModule
 from transformer_lab.tokens import BOS, EOS, PAD
+from transformer_lab.training.module import Seq2SeqLitModule
 
 
 def test_seq_acc_by_len_splits_seq_acc_by_source_words():

@@ -1,6 +1,6 @@
 """A sweep job's folder name, from Hydra's ``override_dirname`` (``${run_name:...}``)."""
 
-from transformer_lab.train import run_name
+from transformer_lab.sweep.naming import run_name
 
 
 def test_group_slashes_become_dots_so_the_folder_does_not_nest():

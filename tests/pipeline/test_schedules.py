@@ -5,16 +5,25 @@ import math
 
 import pytest
 
-from transformer_lab.lit_module import Seq2SeqLitModule
+from transformer_lab.training.module import Seq2SeqLitModule
 
 LR, WARMUP, D_MODEL = 2e-3, 40, 32
 
 
 def learning_rates(schedule: str, steps: int, warmup: int = WARMUP) -> list[float]:
     """The learning rate of each update 1..steps, as the configured scheduler sets it."""
-    module = Seq2SeqLitModule(16, 16, d_model=D_MODEL, num_heads=2, num_encoder_layers=1,
-                              num_decoder_layers=1, d_ff=32, lr=LR, schedule=schedule,
-                              warmup_steps=warmup)  # fmt: skip
+    module = Seq2SeqLitModule(
+        16,
+        16,
+        d_model=D_MODEL,
+        num_heads=2,
+        num_encoder_layers=1,
+        num_decoder_layers=1,
+        d_ff=32,
+        lr=LR,
+        schedule=schedule,
+        warmup_steps=warmup,
+    )
     configured = module.configure_optimizers()
     optimizer, scheduler = configured["optimizer"], configured["lr_scheduler"]["scheduler"]
     rates = []

@@ -6,8 +6,9 @@ import pytest
 import torch
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-from transformer_lab.learning_curve import read_scalars
-from transformer_lab.train import build, train
+from transformer_lab.runs.learning_curve import read_scalars
+from transformer_lab.job.build import build
+from transformer_lab.job.run import train
 
 TINY = ["experiment=smoke"]  # 20 steps of a d_model 32 model on 512 pairs
 
@@ -15,8 +16,9 @@ TINY = ["experiment=smoke"]  # 20 steps of a d_model 32 model on 512 pairs
 @pytest.mark.parametrize("norm", ["post", "pre"])
 @pytest.mark.parametrize("pos", ["sinusoidal", "learned", "rotary", "alibi", "none"])
 def test_fast_dev_run_fits_every_norm_and_positional_encoding(compose_train, norm, pos):
-    cfg = compose_train([*TINY, f"model/norm={norm}", f"model/pos_encoding={pos}",
-                         "+trainer.fast_dev_run=2"])  # fmt: skip
+    cfg = compose_train(
+        [*TINY, f"model/norm={norm}", f"model/pos_encoding={pos}", "+trainer.fast_dev_run=2"]
+    )
     datamodule, module, trainer = build(cfg)
     trainer.fit(module, datamodule=datamodule)
     assert trainer.global_step == 2
@@ -45,7 +47,7 @@ def test_run_writes_config_checkpoints_events_and_metrics(compose_train, tmp_pat
 
 
 def test_checkpoint_loads_with_weights_only_and_rebuilds_the_model(compose_train, tmp_path):
-    from transformer_lab.lit_module import Seq2SeqLitModule
+    from transformer_lab.training.module import Seq2SeqLitModule
 
     train(compose_train(TINY))
     path = tmp_path / "run" / "checkpoints" / "last.ckpt"
@@ -79,8 +81,15 @@ def test_same_seed_gives_identical_metrics_and_weights_and_another_seed_does_not
 @pytest.mark.slow
 def test_loss_falls_clearly_on_the_copy_task(compose_train):
     # 200 steps: at 150 the layered draw's val split ended at 0.501 of the initial loss
-    cfg = compose_train([*TINY, "data=copy", "trainer.max_steps=200",
-                         "trainer.val_check_interval=200", "model.warmup_steps=50"])  # fmt: skip
+    cfg = compose_train(
+        [
+            *TINY,
+            "data=copy",
+            "trainer.max_steps=200",
+            "trainer.val_check_interval=200",
+            "model.warmup_steps=50",
+        ]
+    )
     datamodule, module, trainer = build(cfg)
     datamodule.setup("fit")
     module.eval()

@@ -22,7 +22,13 @@ def resumable_command():
     """``resumable_command(outputs_root, *overrides) -> argv`` of that run."""
 
     def command(outputs_root, *overrides):
-        return [sys.executable, "-m", "transformer_lab.train", *RESUMABLE, *overrides,
-                f"paths.outputs_root={outputs_root}"]  # fmt: skip
+        return [
+            sys.executable,
+            "-m",
+            "transformer_lab.train",
+            *RESUMABLE,
+            *overrides,
+            f"paths.outputs_root={outputs_root}",
+        ]
 
     return command

@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from transformer_lab.checkpoint_io import AtomicCheckpointIO
+from transformer_lab.training.checkpoint_io import AtomicCheckpointIO
 
 
 def test_a_save_that_dies_midway_leaves_the_previous_checkpoint_intact(tmp_path, monkeypatch):

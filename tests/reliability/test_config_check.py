@@ -16,11 +16,13 @@ from hydra.errors import InstantiationException
 from hydra.types import RunMode
 from omegaconf import OmegaConf, open_dict
 
-from transformer_lab import train
-from transformer_lab.config_check import ConfigCheck, build_data_and_model, check_config
-from transformer_lab.parallel_jobs import SCHEMA_NOTICE
-from transformer_lab.sweep_jobs import job_configs, split_config
-from transformer_lab.validation import ConfigError, InvalidSetting
+from transformer_lab.job import build, run
+from transformer_lab.config.jobs import job_configs, split_config
+from transformer_lab.config.validation import ConfigError, InvalidSetting
+from transformer_lab.job.build import build_data_and_model
+from transformer_lab.job.checks import check_config
+from transformer_lab.sweep.checks import ConfigCheck
+from transformer_lab.sweep.parallel import SCHEMA_NOTICE
 
 pytestmark = pytest.mark.filterwarnings(f"ignore:{SCHEMA_NOTICE}")
 
@@ -161,19 +163,19 @@ def test_a_bug_inside_a_constructor_keeps_its_traceback(compose_train, monkeypat
     def broken(*args, **kwargs):
         raise TypeError("a bug, not a setting")
 
-    monkeypatch.setattr("transformer_lab.lit_module.StageMetrics", broken)
+    monkeypatch.setattr("transformer_lab.training.module.StageMetrics", broken)
     cfg = compose_train(["experiment=smoke"])
     with pytest.raises(InstantiationException) as error:
         check_config(cfg, HydraConfig.get())
     assert isinstance(error.value.__cause__, TypeError)
     with pytest.raises(InstantiationException):
-        train.train(cfg)
+        run.train(cfg)
 
 
 def test_a_library_constructors_refusal_is_a_config_error(compose_train):
     """Lightning checks the Trainer's arguments with ValueError; they are the user's."""
     with pytest.raises(ConfigError, match=re.escape("trainer: Precision 'bad' is invalid")):
-        train.build(compose_train(["experiment=smoke", "trainer.precision=bad"]))
+        build.build(compose_train(["experiment=smoke", "trainer.precision=bad"]))
 
 
 def test_an_invalid_setting_survives_pickling_with_its_parts():

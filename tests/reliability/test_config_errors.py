@@ -6,10 +6,18 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from transformer_lab.train import ConfigError, train
+from transformer_lab.config.validation import ConfigError
+from transformer_lab.job.run import train
 
-TINY = ["data.train_size=256", "data.val_size=32", "data.test_size=32", "trainer.max_steps=2",
-        "trainer.val_check_interval=2", "~callbacks.progress_bar", "samples=0"]  # fmt: skip
+TINY = [
+    "data.train_size=256",
+    "data.val_size=32",
+    "data.test_size=32",
+    "trainer.max_steps=2",
+    "trainer.val_check_interval=2",
+    "~callbacks.progress_bar",
+    "samples=0",
+]
 
 # (overrides, fragments the one error message must contain: the key, the value, what's allowed)
 BAD_INPUTS = [
@@ -50,8 +58,14 @@ ON_THE_COMMAND_LINE = [0, 15, 17]
 
 
 def run(tmp_path, overrides):
-    command = [sys.executable, "-m", "transformer_lab.train", *TINY, *overrides,
-               f"paths.outputs_root={tmp_path / 'outputs'}"]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "transformer_lab.train",
+        *TINY,
+        *overrides,
+        f"paths.outputs_root={tmp_path / 'outputs'}",
+    ]
     return subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=300)
 
 

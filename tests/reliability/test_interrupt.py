@@ -13,8 +13,10 @@ import pytest
 import torch
 
 # no periodic save: the signal's own last.ckpt is the only one
-ONLY_THE_SIGNAL_SAVES = ["callbacks.last_checkpoint.every_n_train_steps=1000",
-                         "~callbacks.norm_comparison"]  # fmt: skip
+ONLY_THE_SIGNAL_SAVES = [
+    "callbacks.last_checkpoint.every_n_train_steps=1000",
+    "~callbacks.norm_comparison",
+]
 
 
 @pytest.fixture
@@ -30,9 +32,14 @@ def start(command, cwd, env):
     """The job as a terminal would run it: SIGINT at its default (a process started in the
     background by a shell, as CI may start pytest, would otherwise inherit SIG_IGN)."""
     return subprocess.Popen(
-        command, cwd=cwd, env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        command,
+        cwd=cwd,
+        env=env,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-    )  # fmt: skip
+    )
 
 
 def signal_after_first_validation(process, outputs_root, signum) -> str:
@@ -67,8 +74,9 @@ def test_ctrl_c_saves_the_step_reached_and_the_printed_command_resumes_it_exactl
     assert 20 <= step < 40  # the step reached, not the last periodic save (there is none)
     assert not (run / "metrics.json").exists()
 
-    resumed = subprocess.run(shlex.split(command), cwd=tmp_path, env=one_thread_env,
-                             capture_output=True, text=True)  # fmt: skip
+    resumed = subprocess.run(
+        shlex.split(command), cwd=tmp_path, env=one_thread_env, capture_output=True, text=True
+    )
     assert resumed.returncode == 0, resumed.stderr
     assert list((stopped_root / "runs").iterdir()) == [run]  # no stray folder
     assert sorted(p.name for p in (run / "checkpoints").iterdir()) == ["best.ckpt", "last.ckpt"]

@@ -17,13 +17,20 @@ ENCODINGS = ["sinusoidal", "learned", "rotary", "alibi", "none"]
 def models(draw):
     heads = draw(st.sampled_from([1, 2, 4]))
     model = Seq2SeqTransformer(
-        VOCAB, VOCAB, d_model=heads * draw(st.sampled_from([2, 4, 8])), num_heads=heads,
-        num_encoder_layers=draw(st.integers(1, 2)), num_decoder_layers=draw(st.integers(1, 2)),
-        d_ff=16, dropout=0.0, norm=draw(st.sampled_from(NORMS)),
+        VOCAB,
+        VOCAB,
+        d_model=heads * draw(st.sampled_from([2, 4, 8])),
+        num_heads=heads,
+        num_encoder_layers=draw(st.integers(1, 2)),
+        num_decoder_layers=draw(st.integers(1, 2)),
+        d_ff=16,
+        dropout=0.0,
+        norm=draw(st.sampled_from(NORMS)),
         pos_encoding=draw(st.sampled_from(ENCODINGS)),
-        activation=draw(st.sampled_from(["relu", "gelu", "swiglu"])), max_len=24,
+        activation=draw(st.sampled_from(["relu", "gelu", "swiglu"])),
+        max_len=24,
         init_seed=draw(st.integers(0, 2**16)),
-    )  # fmt: skip
+    )
     return model.eval()
 
 
@@ -33,9 +40,14 @@ def padded(draw, rows: int, max_len: int, first=None):
     lengths = draw(st.lists(st.integers(1, max_len), min_size=rows, max_size=rows))
     width = max(lengths)
     tokens = torch.tensor(
-        draw(st.lists(st.lists(st.integers(3, VOCAB - 1), min_size=width, max_size=width),
-                      min_size=rows, max_size=rows))
-    )  # fmt: skip
+        draw(
+            st.lists(
+                st.lists(st.integers(3, VOCAB - 1), min_size=width, max_size=width),
+                min_size=rows,
+                max_size=rows,
+            )
+        )
+    )
     for row, length in enumerate(lengths):
         tokens[row, length:] = PAD
         if first is not None:
@@ -76,8 +88,9 @@ def test_appending_source_padding_changes_no_logit(model, batch, extra):
 @given(model=models(), batch=batches(), steps=st.integers(1, 10))
 def test_cached_generation_equals_recomputation(model, batch, steps):
     src, _ = batch
-    assert torch.equal(model.generate(src, steps, use_cache=True),
-                       model.generate(src, steps, use_cache=False))  # fmt: skip
+    assert torch.equal(
+        model.generate(src, steps, use_cache=True), model.generate(src, steps, use_cache=False)
+    )
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
@@ -85,8 +98,9 @@ def test_cached_generation_equals_recomputation(model, batch, steps):
 @pytest.mark.parametrize("pos", ENCODINGS)
 def test_heavy_padding_gives_no_nan_in_outputs_or_gradients(dtype, training, pos):
     """Padding queries and PAD keys everywhere; SDPA and explicit paths; fp32 and bf16."""
-    model = Seq2SeqTransformer(VOCAB, VOCAB, 16, 2, 2, 2, 32, 0.1, "pre", pos, "relu", 24,
-                               init_seed=0).train(training)  # fmt: skip
+    model = Seq2SeqTransformer(
+        VOCAB, VOCAB, 16, 2, 2, 2, 32, 0.1, "pre", pos, "relu", 24, init_seed=0
+    ).train(training)
     src = torch.tensor([[5, 6, 7, 8, 9, 2], [5, 2, 0, 0, 0, 0], [2, 0, 0, 0, 0, 0]])
     tgt_in = torch.tensor([[BOS, 5, 6, 7], [BOS, 0, 0, 0], [BOS, 4, 0, 0]])
     with torch.autocast("cpu", dtype=dtype, enabled=dtype != torch.float32):

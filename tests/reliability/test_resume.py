@@ -31,8 +31,9 @@ def test_sigkilled_run_resumed_with_ckpt_path_last_matches_an_uninterrupted_run(
     subprocess.run(straight_run, cwd=tmp_path, check=True, capture_output=True)
 
     killed_run = resumable_command(killed_root, SAVE_OFTEN)
-    process = subprocess.Popen(killed_run, cwd=tmp_path, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL)  # fmt: skip
+    process = subprocess.Popen(
+        killed_run, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     deadline = time.monotonic() + 300
     while not list(killed_root.glob("runs/*/checkpoints/last.ckpt")):
         assert process.poll() is None, "the run ended before it could be killed"
@@ -45,8 +46,7 @@ def test_sigkilled_run_resumed_with_ckpt_path_last_matches_an_uninterrupted_run(
     assert 0 < resumed_from["global_step"] < 40
     assert not (killed / "metrics.json").exists()
 
-    subprocess.run([*killed_run, "ckpt_path=last"], cwd=tmp_path, check=True,
-                   capture_output=True)  # fmt: skip
+    subprocess.run([*killed_run, "ckpt_path=last"], cwd=tmp_path, check=True, capture_output=True)
     assert only_run(killed_root) == killed  # the resume left no folder of its own
     straight = only_run(straight_root)
     expected = json.loads((straight / "metrics.json").read_text())

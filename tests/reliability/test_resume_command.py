@@ -3,7 +3,7 @@
 import pytest
 from hydra.core.override_parser.overrides_parser import OverridesParser
 
-from transformer_lab.resume import quote_for_hydra
+from transformer_lab.job.resume import quote_for_hydra
 
 PATHS = [
     "/outputs/runs/2026-12-01_03-00-00-123456/checkpoints/last.ckpt",

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from transformer_lab.run_folder import last_checkpoint, run_folder_of
+from transformer_lab.runs.layout import last_checkpoint, run_folder_of
 
 
 def make_run(folder: Path) -> Path:

@@ -9,9 +9,16 @@ import sys
 import pytest
 from torch.utils.tensorboard import SummaryWriter
 
-TINY = ["experiment=smoke", "trainer.max_steps=8", "trainer.val_check_interval=4",
-        "model.schedule=constant", "~callbacks.progress_bar", "~callbacks.attention_maps",
-        "data.test_long_size=32", "data.test_long_max_len=12"]  # fmt: skip
+TINY = [
+    "experiment=smoke",
+    "trainer.max_steps=8",
+    "trainer.val_check_interval=4",
+    "model.schedule=constant",
+    "~callbacks.progress_bar",
+    "~callbacks.attention_maps",
+    "data.test_long_size=32",
+    "data.test_long_max_len=12",
+]
 SWEEP = ["model.lr=1e-3,1e3", "seed=0,1"]
 
 
@@ -19,8 +26,15 @@ SWEEP = ["model.lr=1e-3,1e3", "seed=0,1"]
 def tiny_sweep(tmp_path_factory, one_thread_env):
     """``(completed process, sweep folder)`` of ``-m model.lr=1e-3,1e3 seed=0,1``."""
     root = tmp_path_factory.mktemp("tiny_sweep")
-    command = [sys.executable, "-m", "transformer_lab.train", "-m", *SWEEP, *TINY,
-               f"paths.outputs_root={root}"]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "transformer_lab.train",
+        "-m",
+        *SWEEP,
+        *TINY,
+        f"paths.outputs_root={root}",
+    ]
     result = subprocess.run(
         command, cwd=root, capture_output=True, text=True, env=one_thread_env, timeout=600
     )

@@ -13,7 +13,7 @@ from transformer_lab.report.lengths import (
     length_table,
     longest_trained,
 )
-from transformer_lab.report.runs import load_sweep
+from transformer_lab.report.sweep import load_sweep
 
 
 def fake_run(sweep, overrides: dict[str, str], metrics: dict, max_len: int = 10) -> None:

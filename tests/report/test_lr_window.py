@@ -12,7 +12,7 @@ from torch.utils.tensorboard import SummaryWriter
 
 from transformer_lab.report import main
 from transformer_lab.report.lr_window import COLOURS, _cell_text, best_lr_table
-from transformer_lab.report.runs import load_sweep
+from transformer_lab.report.sweep import load_sweep
 
 DIVERGED = "diverged"
 FAILED = "failed"
@@ -52,8 +52,13 @@ def make_job(sweep, norm, lr, schedule, seed, result) -> None:
     for step, value in ((49, acc / 2), (99, acc)):
         writer.add_scalar("val/seq_acc", value, step)
     writer.close()
-    metrics = {"val/seq_acc": acc, "val/loss": 1.0 - acc, "train_seconds": 1.0,
-               "diverged": diverged, "diverged_at_step": 60 if diverged else None}  # fmt: skip
+    metrics = {
+        "val/seq_acc": acc,
+        "val/loss": 1.0 - acc,
+        "train_seconds": 1.0,
+        "diverged": diverged,
+        "diverged_at_step": 60 if diverged else None,
+    }
     (job / "metrics.json").write_text(json.dumps(metrics))
 
 
@@ -84,8 +89,12 @@ def test_the_best_lr_counts_a_diverged_run_as_not_trained(sweep):
 def test_the_best_lr_row_holds_its_metrics_and_the_window_where_every_run_trains(sweep):
     table = best_lr_table(load_sweep(sweep), target=0.9)
     header = [c.strip() for c in table.splitlines()[0].strip("| ").split(" | ")]
-    assert header[4:] == ["val/seq_acc", "val/loss", "steps to val/seq_acc ≥ 0.9",
-                          "trains (every run ≥ 0.9) at model.lr"]  # fmt: skip
+    assert header[4:] == [
+        "val/seq_acc",
+        "val/loss",
+        "steps to val/seq_acc ≥ 0.9",
+        "trains (every run ≥ 0.9) at model.lr",
+    ]
     post_constant, post_warmup, pre_constant, pre_warmup = rows(table)
     assert post_constant[4:] == ["0.500", "0.5000", "never", "none"]  # 1e-3 diverged once
     assert post_warmup[4:] == ["0.970", "0.0300", "99", "0.001, 0.01"]

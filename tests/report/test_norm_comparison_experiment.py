@@ -4,7 +4,7 @@ from pathlib import Path
 
 from omegaconf import OmegaConf
 
-from transformer_lab.train import build
+from transformer_lab.job.build import build
 
 CONF = Path(__file__).resolve().parents[2] / "conf" / "experiment" / "norm_comparison.yaml"
 

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 from matplotlib.colors import to_rgb
 
-from transformer_lab.plotting import to_image
+from transformer_lab.callbacks.plotting import to_image
 from transformer_lab.report import figures, main
 from transformer_lab.report.lengths import accuracy_by_length_figure
-from transformer_lab.report.runs import load_sweep
+from transformer_lab.report.sweep import load_sweep
 
 from .conftest import hand_made_job
 

@@ -4,7 +4,7 @@ import json
 
 from omegaconf import OmegaConf
 
-from transformer_lab.report.runs import load_sweep
+from transformer_lab.report.sweep import load_sweep
 
 
 def test_a_group_slash_and_a_value_dot_report_under_one_key(tmp_path):

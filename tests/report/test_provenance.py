@@ -6,11 +6,18 @@ import pytest
 
 from transformer_lab.report import write_report
 from transformer_lab.report.provenance import provenance_section
-from transformer_lab.report.runs import load_sweep
+from transformer_lab.report.sweep import load_sweep
 
-ENVIRONMENT = {"python": "3.11.7", "transformer_lab": "0.1.0", "torch": "2.13.0+cpu",
-               "lightning": "2.6.6", "hydra-core": "1.3.8", "git_commit": "a" * 40,
-               "git_dirty": False, "gpus": []}  # fmt: skip
+ENVIRONMENT = {
+    "python": "3.11.7",
+    "transformer_lab": "0.1.0",
+    "torch": "2.13.0+cpu",
+    "lightning": "2.6.6",
+    "hydra-core": "1.3.8",
+    "git_commit": "a" * 40,
+    "git_dirty": False,
+    "gpus": [],
+}
 
 
 def sweep_of(tmp_path, environments: dict[str, dict]):
@@ -32,8 +39,13 @@ def test_versions_are_listed_once_for_a_sweep_that_ran_one_code(tmp_path):
 def test_jobs_on_different_commits_or_a_dirty_tree_are_a_warning_naming_them(tmp_path):
     dirty = ENVIRONMENT | {"git_dirty": True}
     resumed_elsewhere = ENVIRONMENT | {"resumed": [ENVIRONMENT | {"git_commit": "b" * 40}]}
-    text = "\n".join(provenance_section(sweep_of(tmp_path, {
-        "seed=0": ENVIRONMENT, "seed=1": dirty, "seed=2": resumed_elsewhere})))  # fmt: skip
+    text = "\n".join(
+        provenance_section(
+            sweep_of(
+                tmp_path, {"seed=0": ENVIRONMENT, "seed=1": dirty, "seed=2": resumed_elsewhere}
+            )
+        )
+    )
     assert "**Warning: the jobs of this sweep ran different code**" in text
     assert f"- transformer_lab 0.1.0, commit {'a' * 12} with changes: `seed=1`" in text
     assert f"- transformer_lab 0.1.0, commit {'b' * 12}: `seed=2`" in text

@@ -7,7 +7,7 @@ import statistics
 import pytest
 
 from transformer_lab.report import main
-from transformer_lab.report.runs import load_sweep
+from transformer_lab.report.sweep import load_sweep
 
 pytestmark = pytest.mark.slow  # the shared sweep takes ~15 s
 
@@ -15,8 +15,11 @@ pytestmark = pytest.mark.slow  # the shared sweep takes ~15 s
 def table(report: str) -> tuple[list[str], list[list[str]]]:
     """The header and the body rows of the final-metrics table, as cells."""
     lines = report.split("## Final metrics")[1].split("\n## ")[0].splitlines()
-    cells = [[c.strip() for c in line.strip("| ").split(" | ")] for line in lines
-             if line.startswith("| ")]  # fmt: skip
+    cells = [
+        [c.strip() for c in line.strip("| ").split(" | ")]
+        for line in lines
+        if line.startswith("| ")
+    ]
     return cells[0], cells[2:]
 
 

@@ -3,7 +3,7 @@ in the final-metrics table and in the learning-rate window alike."""
 
 from transformer_lab.report import main
 from transformer_lab.report.lr_window import best_lr_table
-from transformer_lab.report.runs import load_sweep
+from transformer_lab.report.sweep import load_sweep
 from transformer_lab.report.table import configuration_table
 
 from .conftest import hand_made_job

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from transformer_lab.report.runs import read_jobs
+from transformer_lab.runs.reader import read_jobs
 
 pytestmark = pytest.mark.slow  # the shared sweep takes ~15 s
 

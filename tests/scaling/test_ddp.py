@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from transformer_lab.data import SyntheticDataModule
-from transformer_lab.lit_module import Seq2SeqLitModule
+from transformer_lab.training.module import Seq2SeqLitModule
 
 # 512 training examples on 2 ranks in batches of 16: 16 steps an epoch. val 63 and test 65
 # do not split evenly: a padding sampler would count an example twice, and with 65 rank 0
@@ -77,8 +77,13 @@ def test_two_process_ddp_writes_one_run_from_rank_zero_with_metrics_over_the_who
     module = Seq2SeqLitModule.load_from_checkpoint(checkpoint, weights_only=True)
     datamodule = SyntheticDataModule.load_from_checkpoint(checkpoint, weights_only=True)
     assert (datamodule.hparams.val_size, datamodule.hparams.test_size) == (63, 65)
-    trainer = L.Trainer(accelerator="cpu", devices=1, logger=False, enable_progress_bar=False,
-                        enable_model_summary=False)  # fmt: skip
+    trainer = L.Trainer(
+        accelerator="cpu",
+        devices=1,
+        logger=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+    )
     (single,) = trainer.test(module, datamodule=datamodule, verbose=False)
     (single_val,) = trainer.validate(module, datamodule=datamodule, verbose=False)
     single |= single_val
@@ -106,8 +111,8 @@ def test_a_local_multirun_refuses_ddp_with_a_clear_message(compose_train):
     from hydra.types import RunMode
     from omegaconf import read_write
 
-    from transformer_lab.config_check import check_launcher
-    from transformer_lab.validation import ConfigError
+    from transformer_lab.config.validation import ConfigError
+    from transformer_lab.job.checks import check_launcher
 
     cfg = compose_train(["trainer=ddp", "trainer.devices=2"])
     check_launcher(cfg, HydraConfig.get())  # a single run: fine

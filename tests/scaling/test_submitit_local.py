@@ -10,16 +10,28 @@ from hydra import compose, initialize_config_dir
 
 CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
 
-TINY = ["experiment=smoke", "trainer.max_steps=4", "trainer.val_check_interval=2",
-        "~callbacks.progress_bar"]  # fmt: skip
+TINY = [
+    "experiment=smoke",
+    "trainer.max_steps=4",
+    "trainer.val_check_interval=2",
+    "~callbacks.progress_bar",
+]
 
 
 @pytest.mark.slow
 def test_submitit_local_runs_a_two_job_sweep_into_named_folders(tmp_path):
     outputs = tmp_path / "outputs"
-    command = [sys.executable, "-m", "transformer_lab.train", "-m",
-               "hydra/launcher=submitit_local", "hydra.launcher.timeout_min=10",
-               "model/norm=post,pre", *TINY, f"paths.outputs_root={outputs}"]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "transformer_lab.train",
+        "-m",
+        "hydra/launcher=submitit_local",
+        "hydra.launcher.timeout_min=10",
+        "model/norm=post,pre",
+        *TINY,
+        f"paths.outputs_root={outputs}",
+    ]
     result = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]
     (sweep,) = (outputs / "multirun").iterdir()
@@ -37,10 +49,14 @@ def test_slurm_launcher_starts_one_task_per_device():
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
         cfg = compose(
             "train",
-            overrides=["hydra/launcher=slurm", "trainer=ddp", "trainer.devices=4",
-                       "trainer.num_nodes=2"],
+            overrides=[
+                "hydra/launcher=slurm",
+                "trainer=ddp",
+                "trainer.devices=4",
+                "trainer.num_nodes=2",
+            ],
             return_hydra_config=True,
-        )  # fmt: skip
+        )
     launcher = cfg.hydra.launcher
     assert "SlurmLauncher" in launcher._target_
     assert (launcher.tasks_per_node, launcher.gpus_per_node, launcher.nodes) == (4, 4, 2)

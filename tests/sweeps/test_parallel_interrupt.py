@@ -36,14 +36,28 @@ def job_folder(sweep, seed):
 @pytest.mark.slow
 def test_ctrl_c_stops_a_parallel_sweep_with_each_running_job_saved(tmp_path, one_thread_env):
     sweep = tmp_path / "sweep"
-    command = [sys.executable, "-m", "transformer_lab.train", "-m", "hydra/launcher=joblib",
-               "hydra.launcher.n_jobs=2", *JOB, "seed=0,1,2", f"hydra.sweep.dir={sweep}",
-               f"paths.outputs_root={tmp_path}"]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "transformer_lab.train",
+        "-m",
+        "hydra/launcher=joblib",
+        "hydra.launcher.n_jobs=2",
+        *JOB,
+        "seed=0,1,2",
+        f"hydra.sweep.dir={sweep}",
+        f"paths.outputs_root={tmp_path}",
+    ]
     process = subprocess.Popen(
-        command, cwd=tmp_path, env=one_thread_env, text=True, stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT, start_new_session=True,  # its own group, as in a terminal
+        command,
+        cwd=tmp_path,
+        env=one_thread_env,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,  # its own group, as in a terminal
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-    )  # fmt: skip
+    )
     deadline = time.monotonic() + 300
     while len(list(sweep.glob("*/checkpoints/best.ckpt"))) < 2:  # both jobs in training
         assert process.poll() is None, process.stdout.read()
@@ -67,17 +81,20 @@ def test_ctrl_c_stops_a_parallel_sweep_with_each_running_job_saved(tmp_path, one
     assert not (third / "checkpoints").exists()  # started after the Ctrl-C: never ran
     summary = json.loads((sweep / "summary.json").read_text())
     assert summary["finished"] == 0
-    assert summary["unfinished"] == {first.name: "resumable from checkpoints/last.ckpt",
-                                     second.name: "resumable from checkpoints/last.ckpt",
-                                     third.name: "no checkpoint"}  # fmt: skip
+    assert summary["unfinished"] == {
+        first.name: "resumable from checkpoints/last.ckpt",
+        second.name: "resumable from checkpoints/last.ckpt",
+        third.name: "no checkpoint",
+    }
     # the worker's record names the sweep's command, not the worker's own
     environment = json.loads((first / "environment.json").read_text())
     assert environment["command"] == shlex.join(command)
 
     resume = shlex.split(stopped[first.name][1])
     assert resume[:3] == [sys.executable, "-m", "transformer_lab.train"]
-    resumed = subprocess.run(resume, cwd=tmp_path, env=one_thread_env, capture_output=True,
-                             text=True)  # fmt: skip
+    resumed = subprocess.run(
+        resume, cwd=tmp_path, env=one_thread_env, capture_output=True, text=True
+    )
     assert resumed.returncode == 0, shlex.join(resume) + resumed.stderr
     metrics = json.loads((first / "metrics.json").read_text())
     assert metrics["global_step"] == STEPS

@@ -7,14 +7,19 @@ import sys
 import pytest
 
 from transformer_lab.report import main as report
-from transformer_lab.report.runs import read_jobs
-from transformer_lab.threads import cores, threads_per_job
+from transformer_lab.runs.reader import read_jobs
+from transformer_lab.sweep.threads import cores, threads_per_job
 
 pytestmark = pytest.mark.slow  # four tiny jobs, two at a time: ~40 s on 2 cores
 
 N_JOBS = 2
-TINY = ["experiment=smoke", "trainer.max_steps=8", "trainer.val_check_interval=4",
-        "model.schedule=constant", "~callbacks.attention_maps"]  # fmt: skip
+TINY = [
+    "experiment=smoke",
+    "trainer.max_steps=8",
+    "trainer.val_check_interval=4",
+    "model.schedule=constant",
+    "~callbacks.attention_maps",
+]
 # lr -1 is refused by its job (a failing job), 1e3 diverges, the other two train. The check
 # of every job before the sweep would refuse the whole sweep at once: it is switched off, so
 # that a job fails after the sweep started, as one can for reasons no check can see.
@@ -26,12 +31,19 @@ def sweep(tmp_path_factory, one_thread_env):
     """``(completed process, sweep folder)``. The parent's ``OMP_NUM_THREADS=3`` is what
     joblib's workers inherit, so a job that did not pin its threads would run on 3."""
     root = tmp_path_factory.mktemp("parallel_sweep")
-    command = [sys.executable, "-m", "transformer_lab.train", "-m", "hydra/launcher=joblib",
-               f"hydra.launcher.n_jobs={N_JOBS}", *SWEEP, *TINY,
-               f"paths.outputs_root={root}"]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "transformer_lab.train",
+        "-m",
+        "hydra/launcher=joblib",
+        f"hydra.launcher.n_jobs={N_JOBS}",
+        *SWEEP,
+        *TINY,
+        f"paths.outputs_root={root}",
+    ]
     env = {**one_thread_env, "OMP_NUM_THREADS": "3"}
-    result = subprocess.run(command, cwd=root, capture_output=True, text=True, env=env,
-                            timeout=600)  # fmt: skip
+    result = subprocess.run(command, cwd=root, capture_output=True, text=True, env=env, timeout=600)
     (folder,) = (root / "multirun").iterdir()
     return result, folder
 
@@ -69,8 +81,10 @@ def test_the_terminal_gets_one_line_per_job_start_and_end_the_details_go_to_trai
     result, folder = sweep
     runs = jobs(folder)
     threads = threads_per_job(N_JOBS, cores())
-    lines = {lr: [line for line in result.stdout.splitlines() if f" {run.name}  " in line]
-             for lr, run in runs.items()}  # fmt: skip
+    lines = {
+        lr: [line for line in result.stdout.splitlines() if f" {run.name}  " in line]
+        for lr, run in runs.items()
+    }
     for lr, run in runs.items():
         assert len(lines[lr]) == 2, lines[lr]  # start and end
         assert f"start     {run.name}  ({threads} torch thread" in lines[lr][0]

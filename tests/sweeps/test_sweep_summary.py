@@ -7,8 +7,8 @@ import logging
 import pytest
 from omegaconf import OmegaConf
 
-from transformer_lab.parallel_jobs import STOP_FILE
-from transformer_lab.sweep_summary import SweepSummary, summarize_sweep
+from transformer_lab.sweep.parallel import STOP_FILE
+from transformer_lab.sweep.summary import SweepSummary, summarize_sweep
 
 FAILURE = {"error": "ValueError", "message": "Invalid learning rate: -1", "traceback": "..."}
 

@@ -5,11 +5,11 @@ from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
 from omegaconf import read_write
 
-from transformer_lab import parallel_jobs
-from transformer_lab.config_check import check_launcher
-from transformer_lab.parallel_jobs import SCHEMA_NOTICE, claim_gpu, runs_in_parallel
-from transformer_lab.threads import cores, sweep_n_jobs, threads_per_job
-from transformer_lab.validation import ConfigError
+from transformer_lab.config.validation import ConfigError
+from transformer_lab.job.checks import check_launcher
+from transformer_lab.sweep import parallel as parallel_jobs
+from transformer_lab.sweep.parallel import SCHEMA_NOTICE, claim_gpu, runs_in_parallel
+from transformer_lab.sweep.threads import cores, sweep_n_jobs, threads_per_job
 
 pytestmark = pytest.mark.filterwarnings(f"ignore:{SCHEMA_NOTICE}")
 
@@ -56,10 +56,10 @@ def test_only_a_multirun_through_joblib_counts_as_parallel_not_one_run_of_such_a
 
 
 def test_each_gpu_is_claimed_by_one_job_at_a_time(tmp_path, monkeypatch):
-    monkeypatch.setattr("transformer_lab.parallel_jobs._gpu_lock", None)
+    monkeypatch.setattr("transformer_lab.sweep.parallel._gpu_lock", None)
     first = claim_gpu(tmp_path, 2)
     held = parallel_jobs._gpu_lock
-    monkeypatch.setattr("transformer_lab.parallel_jobs._gpu_lock", None)
+    monkeypatch.setattr("transformer_lab.sweep.parallel._gpu_lock", None)
     assert {first, claim_gpu(tmp_path, 2)} == {0, 1}
     with pytest.raises(RuntimeError, match=r"all 2 GPUs are held by other jobs"):
         claim_gpu(tmp_path, 2)

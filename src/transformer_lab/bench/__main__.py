@@ -120,9 +120,11 @@ def main(argv: list[str] | None = None) -> list[Row]:
     parser.add_argument("--markdown", type=Path, help="also write the table as Markdown")
     parser.add_argument("--threads", type=int, help="torch intra-op threads (default: torch's)")
     parser.add_argument(
-        "--device", choices=("cpu", "cuda"), default="cpu",
+        "--device",
+        choices=("cpu", "cuda"),
+        default="cpu",
         help="cpu (default), or cuda: the d512 and d64 sizes on the first GPU",
-    )  # fmt: skip
+    )
     args = parser.parse_args(argv)
     if args.device == "cuda" and not torch.cuda.is_available():
         parser.error("--device cuda: torch sees no CUDA GPU here; allowed on this machine: cpu")

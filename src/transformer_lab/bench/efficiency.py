@@ -47,8 +47,12 @@ def model_flop_fraction(size: Size, norm: str, tokens_per_second: float, matmul:
 
 def _resident_bytes(model: torch.nn.Module, optimizer: torch.optim.Optimizer) -> int:
     tensors = [*model.parameters(), *model.buffers()]
-    tensors += [t for state in optimizer.state.values() for t in state.values()
-                if isinstance(t, torch.Tensor)]  # fmt: skip
+    tensors += [
+        t
+        for state in optimizer.state.values()
+        for t in state.values()
+        if isinstance(t, torch.Tensor)
+    ]
     return sum(t.numel() * t.element_size() for t in tensors)
 
 

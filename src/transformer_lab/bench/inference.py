@@ -16,8 +16,11 @@ def decoder(size: Size, new_tokens: int) -> Seq2SeqTransformer:
     A random model would end rows at arbitrary points; with EOS out of reach every row
     decodes all ``new_tokens``, so both sides do the same, full amount of work.
     """
-    model = Seq2SeqTransformer(**size.model_kwargs("post", 0.1), max_len=new_tokens + 1,
-                               init_seed=0).to(size.device).eval()  # fmt: skip
+    model = (
+        Seq2SeqTransformer(**size.model_kwargs("post", 0.1), max_len=new_tokens + 1, init_seed=0)
+        .to(size.device)
+        .eval()
+    )
     with torch.no_grad():
         model.output.bias[EOS] = -1e4
     return model
@@ -39,14 +42,19 @@ def greedy(size: Size, new_tokens: int, rounds: int) -> Row:
         size.batch * new_tokens,
         lambda: model.generate(src, new_tokens, use_cache=True),
         lambda: model.generate(src, new_tokens, use_cache=False),
-        calls=1, rounds=rounds, warmup=0,
-    )  # fmt: skip
+        calls=1,
+        rounds=rounds,
+        warmup=0,
+    )
 
 
 def attention_maps(size: Size, calls: int, rounds: int) -> Row:
     """Eval forward passes with per-layer attention weights returned, against without."""
-    model = Seq2SeqTransformer(**size.model_kwargs("post", 0.1), max_len=size.length,
-                               init_seed=0).to(size.device).eval()  # fmt: skip
+    model = (
+        Seq2SeqTransformer(**size.model_kwargs("post", 0.1), max_len=size.length, init_seed=0)
+        .to(size.device)
+        .eval()
+    )
     batch = random_batch(size)
 
     def forward(return_attention: bool):
@@ -59,5 +67,7 @@ def attention_maps(size: Size, calls: int, rounds: int) -> Row:
         size.tokens,
         lambda: forward(True),
         lambda: forward(False),
-        calls=calls, rounds=rounds, warmup=2,
-    )  # fmt: skip
+        calls=calls,
+        rounds=rounds,
+        warmup=2,
+    )

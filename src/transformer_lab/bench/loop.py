@@ -1,6 +1,6 @@
 """The Lightning fit loop against a plain PyTorch loop over the same module and data.
 
-Both train the main job's :class:`~transformer_lab.lit_module.Seq2SeqLitModule` (composed
+Both train the main job's :class:`~transformer_lab.training.module.Seq2SeqLitModule` (composed
 from ``conf/``) on its datamodule, with its optimizer, LR schedule and gradient clipping.
 The Lightning side is a ``Trainer`` with the main job's step settings and its TensorBoard
 logger; checkpoints, validation, the progress bar and the analysis callbacks are off,
@@ -65,13 +65,20 @@ def lightning_steps(module, datamodule, cfg, steps: int, log_dir: str, device: s
     accelerator = "gpu" if torch.device(device).type == "cuda" else "cpu"
     with _quiet():
         trainer = L.Trainer(
-            accelerator=accelerator, devices=1, max_steps=steps, precision=cfg.trainer.precision,
+            accelerator=accelerator,
+            devices=1,
+            max_steps=steps,
+            precision=cfg.trainer.precision,
             gradient_clip_val=cfg.trainer.gradient_clip_val,
             log_every_n_steps=cfg.trainer.log_every_n_steps,
-            logger=L.pytorch.loggers.TensorBoardLogger(log_dir), callbacks=[clock],
-            limit_val_batches=0, num_sanity_val_steps=0, enable_checkpointing=False,
-            enable_progress_bar=False, enable_model_summary=False,
-        )  # fmt: skip
+            logger=L.pytorch.loggers.TensorBoardLogger(log_dir),
+            callbacks=[clock],
+            limit_val_batches=0,
+            num_sanity_val_steps=0,
+            enable_checkpointing=False,
+            enable_progress_bar=False,
+            enable_model_summary=False,
+        )
         trainer.fit(module, datamodule=datamodule)
     return clock.starts
 

@@ -40,8 +40,10 @@ def compiled(size: Size, calls: int, rounds: int) -> list[Row]:
         size.tokens,
         lambda: train_step(model, optimizer, batch),
         lambda: train_step(eager, eager_optimizer, batch),
-        calls=calls, rounds=rounds, warmup=2,
-    )  # fmt: skip
+        calls=calls,
+        rounds=rounds,
+        warmup=2,
+    )
     return [
         steady,
         Row(
@@ -70,8 +72,10 @@ def bf16_mixed(size: Size, calls: int, rounds: int) -> Row:
         size.tokens,
         mixed_step,
         lambda: train_step(model, optimizer, batch),
-        calls=calls, rounds=rounds, warmup=2,
-    )  # fmt: skip
+        calls=calls,
+        rounds=rounds,
+        warmup=2,
+    )
 
 
 def one_thread(size: Size, calls: int, rounds: int) -> Row:
@@ -101,5 +105,7 @@ def one_thread(size: Size, calls: int, rounds: int) -> Row:
         size.tokens,
         lambda: step_on(1),
         lambda: step_on(threads),
-        calls=calls, rounds=rounds, warmup=2,
-    )  # fmt: skip
+        calls=calls,
+        rounds=rounds,
+        warmup=2,
+    )

@@ -22,8 +22,19 @@ from transformer_lab.model.positional import sinusoid_table
 
 
 class TorchTransformerPeer(nn.Module):
-    def __init__(self, src_vocab_size, tgt_vocab_size, d_model, num_heads, num_encoder_layers,
-                 num_decoder_layers, d_ff, dropout, norm, max_len: int = 512):  # fmt: skip
+    def __init__(
+        self,
+        src_vocab_size,
+        tgt_vocab_size,
+        d_model,
+        num_heads,
+        num_encoder_layers,
+        num_decoder_layers,
+        d_ff,
+        dropout,
+        norm,
+        max_len: int = 512,
+    ):
         super().__init__()
         if norm not in ("post", "pre"):
             raise ValueError(f"nn.Transformer has post and pre norm only; got norm={norm!r}")
@@ -35,9 +46,15 @@ class TorchTransformerPeer(nn.Module):
         with warnings.catch_warnings():  # that its nested-tensor fast path is off for pre-norm
             warnings.filterwarnings("ignore", "enable_nested_tensor is True")
             self.transformer = nn.Transformer(
-                d_model, num_heads, num_encoder_layers, num_decoder_layers, d_ff, dropout,
-                batch_first=True, norm_first=norm == "pre",
-            )  # fmt: skip
+                d_model,
+                num_heads,
+                num_encoder_layers,
+                num_decoder_layers,
+                d_ff,
+                dropout,
+                batch_first=True,
+                norm_first=norm == "pre",
+            )
         self.output = nn.Linear(d_model, tgt_vocab_size)
 
     def _embed(self, embedding: nn.Embedding, tokens: torch.Tensor) -> torch.Tensor:
@@ -51,9 +68,12 @@ class TorchTransformerPeer(nn.Module):
         positions = torch.arange(tgt_in.size(1), device=tgt_in.device)
         future = masks.to_blocked(masks.causal(positions, positions))  # [T, T]
         out = self.transformer(
-            self._embed(self.src_embed, src), self._embed(self.tgt_embed, tgt_in),
-            tgt_mask=future, src_key_padding_mask=src_blocked,
-            tgt_key_padding_mask=tgt_blocked, memory_key_padding_mask=src_blocked,
+            self._embed(self.src_embed, src),
+            self._embed(self.tgt_embed, tgt_in),
+            tgt_mask=future,
+            src_key_padding_mask=src_blocked,
+            tgt_key_padding_mask=tgt_blocked,
+            memory_key_padding_mask=src_blocked,
             tgt_is_causal=True,
-        )  # fmt: skip
+        )
         return self.output(out)

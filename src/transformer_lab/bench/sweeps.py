@@ -15,14 +15,21 @@ import tempfile
 
 from transformer_lab.bench.rows import Row
 from transformer_lab.bench.timing import seconds_per_call
-from transformer_lab.threads import cores
+from transformer_lab.sweep.threads import cores
 
 
 def sweep(launcher: list[str], overrides: list[str]) -> None:
     """One command-line sweep in a scratch folder; a failed sweep stops the benchmark."""
     with tempfile.TemporaryDirectory() as root:
-        command = [sys.executable, "-m", "transformer_lab.train", "-m", *launcher, *overrides,
-                   f"paths.outputs_root={root}"]  # fmt: skip
+        command = [
+            sys.executable,
+            "-m",
+            "transformer_lab.train",
+            "-m",
+            *launcher,
+            *overrides,
+            f"paths.outputs_root={root}",
+        ]
         done = subprocess.run(command, cwd=root, capture_output=True, text=True)
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(command)} failed:\n{done.stderr[-3000:]}")
@@ -30,16 +37,23 @@ def sweep(launcher: list[str], overrides: list[str]) -> None:
 
 def launcher_speedup(jobs: int, steps: int, rounds: int) -> Row:
     """Jobs per minute of the parallel launcher over the basic one (higher is better)."""
-    overrides = ["experiment=smoke", f"trainer.max_steps={steps}",
-                 f"trainer.val_check_interval={max(1, steps // 3)}",
-                 f"seed={','.join(str(seed) for seed in range(jobs))}"]  # fmt: skip
+    overrides = [
+        "experiment=smoke",
+        f"trainer.max_steps={steps}",
+        f"trainer.val_check_interval={max(1, steps // 3)}",
+        f"seed={','.join(str(seed) for seed in range(jobs))}",
+    ]
     n_jobs = min(jobs, cores())
     parallel = ["hydra/launcher=joblib", f"hydra.launcher.n_jobs={n_jobs}"]
     seconds = seconds_per_call(
-        {"joblib": lambda: sweep(parallel, overrides),
-         "basic": lambda: sweep(["hydra/launcher=basic"], overrides)},
-        calls=1, rounds=rounds, warmup=0,
-    )  # fmt: skip
+        {
+            "joblib": lambda: sweep(parallel, overrides),
+            "basic": lambda: sweep(["hydra/launcher=basic"], overrides),
+        },
+        calls=1,
+        rounds=rounds,
+        warmup=0,
+    )
     return Row(
         f"sweep jobs/min, {jobs} x experiment=smoke {steps} steps (CPU): joblib, {n_jobs} at "
         "a time / basic launcher (higher is better)",

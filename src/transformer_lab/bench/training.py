@@ -29,5 +29,7 @@ def throughput(size: Size, norm: str, calls: int, rounds: int) -> Row:
         size.tokens,
         lambda: train_step(ours, ours_opt, batch),
         lambda: train_step(peer, peer_opt, batch),
-        calls=calls, rounds=rounds, warmup=3,
-    )  # fmt: skip
+        calls=calls,
+        rounds=rounds,
+        warmup=3,
+    )

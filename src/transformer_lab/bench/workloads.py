@@ -15,9 +15,9 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from transformer_lab import lit_module
-from transformer_lab.loss import token_nll
 from transformer_lab.tokens import BOS, FIRST_CONTENT
+from transformer_lab.training import module as lit_module
+from transformer_lab.training.loss import token_nll
 
 
 @dataclass(frozen=True)
@@ -35,10 +35,16 @@ class Size:
     def model_kwargs(self, norm: str, dropout: float) -> dict:
         """Arguments shared by our model and the peer."""
         return dict(
-            src_vocab_size=self.vocab, tgt_vocab_size=self.vocab, d_model=self.d_model,
-            num_heads=self.num_heads, num_encoder_layers=self.layers,
-            num_decoder_layers=self.layers, d_ff=self.d_ff, dropout=dropout, norm=norm,
-        )  # fmt: skip
+            src_vocab_size=self.vocab,
+            tgt_vocab_size=self.vocab,
+            d_model=self.d_model,
+            num_heads=self.num_heads,
+            num_encoder_layers=self.layers,
+            num_decoder_layers=self.layers,
+            d_ff=self.d_ff,
+            dropout=dropout,
+            norm=norm,
+        )
 
     @property
     def tokens(self) -> int:
@@ -61,8 +67,11 @@ def random_batch(size: Size, seed: int = 0) -> dict[str, torch.Tensor]:
 
     target = tokens(size.length)
     bos = torch.full((size.batch, 1), BOS)
-    batch = {"src": tokens(size.length), "tgt_in": torch.cat((bos, target[:, :-1]), 1),
-             "tgt_out": target}  # fmt: skip
+    batch = {
+        "src": tokens(size.length),
+        "tgt_in": torch.cat((bos, target[:, :-1]), 1),
+        "tgt_out": target,
+    }
     return {name: tensor.to(size.device) for name, tensor in batch.items()}
 
 

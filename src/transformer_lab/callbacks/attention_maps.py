@@ -17,9 +17,9 @@ import lightning as L
 import torch
 from lightning.pytorch.trainer.states import TrainerFn
 
-from transformer_lab.plotting import figure_hook, new_figure, publish
+from transformer_lab.callbacks.plotting import figure_hook, new_figure, publish
+from transformer_lab.config.validation import check_integer
 from transformer_lab.tokens import PAD, SPECIAL_NAMES
-from transformer_lab.validation import check_integer
 
 # kind -> (what the queries are, what the keys are)
 KINDS = {
@@ -52,8 +52,9 @@ def attention_figure(weights: torch.Tensor, query_labels, key_labels, title: str
     width, height = attention_figure_size(num_heads, num_queries, num_keys)
     figure = new_figure(width, height, layout=None)
     left, right, bottom, top = MARGINS
-    ax = figure.add_axes((left / width, bottom / height, 1 - (left + right) / width,
-                          1 - (bottom + top) / height))  # fmt: skip
+    ax = figure.add_axes(
+        (left / width, bottom / height, 1 - (left + right) / width, 1 - (bottom + top) / height)
+    )
     gap = torch.full((num_heads, num_queries, 1), float("nan"))
     image = torch.cat((weights, gap), dim=2).permute(1, 0, 2).reshape(num_queries, -1)
     image = image[:, :-1]  # [L_q, H * (L_k + 1) - 1]: the heads side by side
@@ -63,8 +64,13 @@ def attention_figure(weights: torch.Tensor, query_labels, key_labels, title: str
     ax.set_yticks(range(num_queries), query_labels, fontsize=6)
     ax.tick_params(length=0)
     for head in range(num_heads):
-        ax.text(head * (num_keys + 1) + (num_keys - 1) / 2, -0.7, f"head {head}",
-                ha="center", fontsize=7)  # fmt: skip
+        ax.text(
+            head * (num_keys + 1) + (num_keys - 1) / 2,
+            -0.7,
+            f"head {head}",
+            ha="center",
+            fontsize=7,
+        )
     figure.suptitle(f"{title}  (weights 0..1)", fontsize=8, y=1 - 0.12 / height, va="top")
     return figure
 

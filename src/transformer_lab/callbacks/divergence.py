@@ -20,7 +20,7 @@ from pathlib import Path
 import lightning as L
 import torch
 
-from transformer_lab.validation import check_number
+from transformer_lab.config.validation import check_number
 
 log = logging.getLogger(__name__)
 
@@ -82,9 +82,13 @@ class DivergenceGuard(L.Callback):
         log.warning(
             "diverged at step %d: train loss %s (limit %.1f = %g x ln(vocab)); restored the "
             "weights of step %d, saved to %s; stopping this run",
-            self.diverged_at_step, f"{loss.item():.4g}", self.max_loss, self.max_loss_factor,
-            self.last_good_step, path,
-        )  # fmt: skip
+            self.diverged_at_step,
+            f"{loss.item():.4g}",
+            self.max_loss,
+            self.max_loss_factor,
+            self.last_good_step,
+            path,
+        )
         trainer.should_stop = True
 
 

@@ -2,7 +2,7 @@
 
 It is written at the end of a training batch (the point Lightning resumes from exactly:
 ``restarted_on_train_batch_end`` in its training epoch loop): every ``every_n_train_steps``
-steps, at the fit's final step (:func:`~transformer_lab.final_step.is_final_step`), and at
+steps, at the fit's final step (:func:`~transformer_lab.training.final_step.is_final_step`), and at
 the step where a callback stops the fit early (the divergence guard: the restored weights,
 of a run that ``resume.py`` will not resume); a stop requested at a validation (early
 stopping) is saved at the end of that validation. So ``last.ckpt`` of
@@ -23,7 +23,7 @@ import lightning as L
 from lightning.pytorch.callbacks import Checkpoint
 from lightning.pytorch.trainer.states import TrainerFn
 
-from transformer_lab.final_step import is_final_step
+from transformer_lab.training.final_step import is_final_step
 
 
 class LastCheckpoint(Checkpoint):

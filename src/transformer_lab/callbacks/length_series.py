@@ -8,7 +8,7 @@ The numbers are the test stage's own ``<split>/seq_acc_by_len/<n>`` (which also 
 
 import lightning as L
 
-from transformer_lab.plotting import log_tensorboard_scalars
+from transformer_lab.callbacks.plotting import log_tensorboard_scalars
 
 SPLITS = ("test", "test_long")
 

@@ -23,6 +23,12 @@ from pathlib import Path
 import lightning as L
 import torch
 
+from transformer_lab.callbacks.plotting import (
+    figure_hook,
+    log_tensorboard_scalars,
+    new_figure,
+    publish,
+)
 from transformer_lab.callbacks.stacks import (
     STACKS,
     WEIGHT_GROUPS,
@@ -30,11 +36,10 @@ from transformer_lab.callbacks.stacks import (
     stacks,
     weight_groups,
 )
-from transformer_lab.loss import token_nll
+from transformer_lab.config.validation import check_choice
 from transformer_lab.model import Seq2SeqTransformer
 from transformer_lab.model.residual import NORM_PLACEMENTS
-from transformer_lab.plotting import figure_hook, log_tensorboard_scalars, new_figure, publish
-from transformer_lab.validation import check_choice
+from transformer_lab.training.loss import token_nll
 
 log = logging.getLogger(__name__)
 GradNorms = dict[str, dict[str, dict[str, list[float]]]]  # placement -> stack -> group -> [layer]
@@ -138,8 +143,12 @@ class NormComparison(L.Callback):
         batch = trainer.datamodule.sample("train", self.batch_size)
         results = measure_twins(kwargs, self.placements, batch, self.perturbation, pl_module.device)
         run_dir = Path(trainer.default_root_dir)
-        record = {"model": kwargs, "batch_size": len(batch["src"]),
-                  "perturbation": self.perturbation, **results}  # fmt: skip
+        record = {
+            "model": kwargs,
+            "batch_size": len(batch["src"]),
+            "perturbation": self.perturbation,
+            **results,
+        }
         (run_dir / "norm_comparison.json").write_text(json.dumps(record, indent=2) + "\n")
 
         for placement, by_stack in results["grad_norm"].items():

@@ -21,6 +21,7 @@ from pathlib import Path
 import lightning as L
 import torch
 
+from transformer_lab.callbacks.plotting import figure_hook, new_figure, publish
 from transformer_lab.model.positional import (
     POSITIONAL_ENCODINGS,
     ALiBi,
@@ -30,14 +31,19 @@ from transformer_lab.model.positional import (
     Sinusoidal,
     rotate,
 )
-from transformer_lab.plotting import figure_hook, new_figure, publish
 
 log = logging.getLogger(__name__)
 
 
 def _heatmap(figure, ax, values, limits, xlabel, ylabel, title, cmap="RdBu_r") -> None:
-    image = ax.imshow(values.numpy(), vmin=limits[0], vmax=limits[1], cmap=cmap,
-                      aspect="auto", interpolation="nearest")  # fmt: skip
+    image = ax.imshow(
+        values.numpy(),
+        vmin=limits[0],
+        vmax=limits[1],
+        cmap=cmap,
+        aspect="auto",
+        interpolation="nearest",
+    )
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=9)
@@ -53,8 +59,15 @@ def positional_figure(pos: PositionalEncoding, num_positions: int):
         limit = 1.0 if isinstance(pos, Sinusoidal) else table.abs().max().item()
         figure = new_figure(7.0, 5.0)
         kind = "sinusoidal" if isinstance(pos, Sinusoidal) else "learned"
-        _heatmap(figure, figure.subplots(), table, (-limit, limit), "dimension", "position",
-                 f"{kind} positional encoding [position x dimension]")  # fmt: skip
+        _heatmap(
+            figure,
+            figure.subplots(),
+            table,
+            (-limit, limit),
+            "dimension",
+            "position",
+            f"{kind} positional encoding [position x dimension]",
+        )
         return figure
     if isinstance(pos, Rotary):
         head_dim = 2 * pos.cos.size(-1)
@@ -63,8 +76,15 @@ def positional_figure(pos: PositionalEncoding, num_positions: int):
         rotated = rotate(ones, pos.rotation(positions))[0, 0]  # [L, Dh]
         similarity = (rotated @ rotated.T / head_dim).cpu()  # [L, L]
         figure = new_figure(6.0, 5.0)
-        _heatmap(figure, figure.subplots(), similarity, (-1.0, 1.0), "key position",
-                 "query position", "rotary: score of one vector at positions i, j")  # fmt: skip
+        _heatmap(
+            figure,
+            figure.subplots(),
+            similarity,
+            (-1.0, 1.0),
+            "key position",
+            "query position",
+            "rotary: score of one vector at positions i, j",
+        )
         return figure
     if isinstance(pos, ALiBi):
         positions = torch.arange(n, device=pos.slopes.device)
@@ -72,9 +92,16 @@ def positional_figure(pos: PositionalEncoding, num_positions: int):
         heads = bias.size(0)
         figure = new_figure(2.6 * heads + 0.8, 3.0)
         for head, ax in enumerate(figure.subplots(1, heads, squeeze=False)[0]):
-            _heatmap(figure, ax, bias[head], (bias[head].min().item(), 0.0), "key position",
-                     "query position" if head == 0 else "", f"ALiBi head {head}: bias",
-                     cmap="Blues_r")  # fmt: skip
+            _heatmap(
+                figure,
+                ax,
+                bias[head],
+                (bias[head].min().item(), 0.0),
+                "key position",
+                "query position" if head == 0 else "",
+                f"ALiBi head {head}: bias",
+                cmap="Blues_r",
+            )
         return figure
     return None
 

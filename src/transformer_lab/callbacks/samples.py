@@ -11,8 +11,8 @@ them, wrong ones first when there are any. Tags: ``samples/val``, ``samples/test
 import lightning as L
 import torch
 
+from transformer_lab.config.validation import check_integer
 from transformer_lab.tokens import EOS, detokenize
-from transformer_lab.validation import check_integer
 
 END = "⟨end⟩"  # the end of sequence, where it is the first wrong token
 
@@ -30,8 +30,9 @@ def sample_row(src: list[int], target: list[int], predicted: list[int]) -> tuple
     cells = [detokenize(src), detokenize(target)]
     if want == got:
         return [*cells, detokenize(predicted)], True
-    wrong = next(i for i in range(len(got) + 1)
-                 if i == len(got) or i == len(want) or got[i] != want[i])  # fmt: skip
+    wrong = next(
+        i for i in range(len(got) + 1) if i == len(got) or i == len(want) or got[i] != want[i]
+    )
     shown = got if wrong < len(got) else [*got, "…"]  # "…": cut off at the length limit
     shown[wrong] = f"**{shown[wrong]}**"
     return [*cells, " ".join(word for word in shown if word != END)], False
@@ -40,8 +41,12 @@ def sample_row(src: list[int], target: list[int], predicted: list[int]) -> tuple
 def sample_table(rows: list[tuple[list[str], bool]]) -> str:
     """The markdown TensorBoard renders: a one-line count, then the table."""
     wrong = sum(not correct for _, correct in rows)
-    lines = [f"{wrong} of {len(rows)} wrong; the first wrong token is bold.", "",
-             "| source | target | prediction |", "|---|---|---|"]  # fmt: skip
+    lines = [
+        f"{wrong} of {len(rows)} wrong; the first wrong token is bold.",
+        "",
+        "| source | target | prediction |",
+        "|---|---|---|",
+    ]
     lines += ["| " + " | ".join(cells) + " |" for cells, _ in rows]
     return "\n".join(lines)
 
@@ -67,8 +72,10 @@ class SampleGenerations(L.Callback):
         src, tgt_out = batch["src"], batch["tgt_out"]  # [B, S], [B, T]
         with torch.no_grad():
             predicted = pl_module.model.generate(src.to(pl_module.device), tgt_out.size(1))
-        rows = [sample_row(s.tolist(), t.tolist(), p.tolist())
-                for s, t, p in zip(src, tgt_out, predicted[:, 1:].cpu(), strict=True)]  # fmt: skip
+        rows = [
+            sample_row(s.tolist(), t.tolist(), p.tolist())
+            for s, t, p in zip(src, tgt_out, predicted[:, 1:].cpu(), strict=True)
+        ]
         rows = sorted(rows, key=lambda row: row[1])[: self.num_examples]  # stable: wrong first
         text = sample_table(rows)
         for logger in trainer.loggers:

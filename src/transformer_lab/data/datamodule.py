@@ -26,13 +26,13 @@ import lightning
 from lightning.fabric.utilities.data import AttributeDict
 from torch.utils.data import DataLoader, Sampler
 
+from transformer_lab.config.validation import InvalidSetting, check_choice, check_integer
 from transformer_lab.data.generation import generate, num_sequences
 from transformer_lab.data.sampler import EpochShuffle, EvalShard
 from transformer_lab.data.split import Batch, Split, collate
 from transformer_lab.data.streams import random_stream
 from transformer_lab.data.tasks import TASKS
 from transformer_lab.tokens import FIRST_CONTENT
-from transformer_lab.validation import InvalidSetting, check_choice, check_integer
 
 # The splits of lengths min_len..max_len, in the order they are drawn: each excludes the
 # sources of those before it.
@@ -139,9 +139,13 @@ class SyntheticDataModule(lightning.LightningDataModule):
             sources.append(splits[name].src)
         if hp.test_long_size > 0:
             long = generate(
-                task, hp.test_long_size, num_words, hp.max_len + 1, hp.test_long_max_len,
+                task,
+                hp.test_long_size,
+                num_words,
+                hp.max_len + 1,
+                hp.test_long_max_len,
                 random_stream(hp.seed, "test_long"),
-            )  # fmt: skip
+            )
             splits["test_long"] = Split("test_long", *long)
         self._splits = splits
 

@@ -6,10 +6,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from transformer_lab.config.validation import check_choice
 from transformer_lab.model.attention import KVCache, MultiHeadAttention
 from transformer_lab.model.init import Sublayer, xavier_uniform_
 from transformer_lab.model.residual import Residual
-from transformer_lab.validation import check_choice
 
 ACTIVATIONS = ("relu", "gelu", "swiglu")
 

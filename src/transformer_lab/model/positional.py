@@ -19,7 +19,7 @@ import math
 import torch
 from torch import nn
 
-from transformer_lab.validation import InvalidSetting, check_choice
+from transformer_lab.config.validation import InvalidSetting, check_choice
 
 
 class PositionalEncoding(nn.Module):

@@ -23,7 +23,7 @@ to merge the sublayer's output back, so one class owns the whole placement.
 import torch
 from torch import nn
 
-from transformer_lab.validation import check_choice
+from transformer_lab.config.validation import check_choice
 
 NORM_PLACEMENTS = ("post", "pre", "sandwich", "deepnorm")
 NORM_TYPES = ("layernorm", "rmsnorm")

@@ -13,6 +13,12 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
+from transformer_lab.config.validation import (
+    InvalidSetting,
+    check_flag,
+    check_integer,
+    check_number,
+)
 from transformer_lab.model import decoding, masks
 from transformer_lab.model.attention import KVCache
 from transformer_lab.model.init import initialize, scale_residual_branches
@@ -20,12 +26,6 @@ from transformer_lab.model.layers import DecoderLayer, EncoderLayer, LayerConfig
 from transformer_lab.model.positional import PositionalEncoding, build_positional_encoding
 from transformer_lab.model.residual import deepnorm_scales, final_norm
 from transformer_lab.tokens import PAD
-from transformer_lab.validation import (
-    InvalidSetting,
-    check_flag,
-    check_integer,
-    check_number,
-)
 
 
 @dataclass
@@ -76,11 +76,18 @@ class Seq2SeqTransformer(nn.Module):
     ):
         super().__init__()
         _check_arguments(
-            dropout, tie_embeddings, init_seed, src_vocab_size=src_vocab_size,
-            tgt_vocab_size=tgt_vocab_size, d_model=d_model, num_heads=num_heads,
-            num_encoder_layers=num_encoder_layers, num_decoder_layers=num_decoder_layers,
-            d_ff=d_ff, max_len=max_len,
-        )  # fmt: skip
+            dropout,
+            tie_embeddings,
+            init_seed,
+            src_vocab_size=src_vocab_size,
+            tgt_vocab_size=tgt_vocab_size,
+            d_model=d_model,
+            num_heads=num_heads,
+            num_encoder_layers=num_encoder_layers,
+            num_decoder_layers=num_decoder_layers,
+            d_ff=d_ff,
+            max_len=max_len,
+        )
         self.d_model, self.max_len = d_model, max_len
         self.embed_scale = math.sqrt(d_model)
 
@@ -93,9 +100,15 @@ class Seq2SeqTransformer(nn.Module):
             norm, num_encoder_layers, num_decoder_layers
         )
         encoder = LayerConfig(
-            d_model=d_model, num_heads=num_heads, d_ff=d_ff, dropout=dropout, norm=norm,
-            norm_type=norm_type, activation=activation, alpha=enc_alpha,
-        )  # fmt: skip
+            d_model=d_model,
+            num_heads=num_heads,
+            d_ff=d_ff,
+            dropout=dropout,
+            norm=norm,
+            norm_type=norm_type,
+            activation=activation,
+            alpha=enc_alpha,
+        )
         decoder = dataclasses.replace(encoder, alpha=dec_alpha)
         self.encoder_layers, self.encoder_norm = _stack(EncoderLayer, encoder, num_encoder_layers)
         self.decoder_layers, self.decoder_norm = _stack(DecoderLayer, decoder, num_decoder_layers)
@@ -176,11 +189,15 @@ class Seq2SeqTransformer(nn.Module):
         self_weights, cross_weights = [], []
         for i, layer in enumerate(self.decoder_layers):
             x, sw, cw = layer(
-                x, memory, self_mask, memory_mask, rotation,
+                x,
+                memory,
+                self_mask,
+                memory_mask,
+                rotation,
                 self_cache=None if cache is None else cache.self_attn[i],
                 cross_cache=None if cache is None else cache.cross_attn[i],
                 need_weights=return_attention,
-            )  # fmt: skip
+            )
             self_weights.append(sw)
             cross_weights.append(cw)
         logits = self.output(self.decoder_norm(x))

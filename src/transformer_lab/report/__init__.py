@@ -22,7 +22,7 @@ from transformer_lab.report.figures import FIGURES
 from transformer_lab.report.lengths import length_table
 from transformer_lab.report.lr_window import best_lr_table, lr_heatmaps
 from transformer_lab.report.provenance import provenance_section
-from transformer_lab.report.runs import NotASweep, Sweep, group_runs, load_sweep
+from transformer_lab.report.sweep import NotASweep, Sweep, group_runs, load_sweep
 from transformer_lab.report.table import configuration_table, output_change_table
 from transformer_lab.report.tensorboard import write_tensorboard
 
@@ -69,16 +69,28 @@ def render(sweep: Sweep, target: float) -> tuple[str, list[tuple[str, str]]]:
     ]
     lengths = length_table(sweep)
     if lengths:
-        lines += ["", "## Length generalization", "",
-                  "Mean exact match (greedy) at each `test_long` length, all past the "
-                  "longest training source; the accuracy-vs-length figure below draws "
-                  "these with the in-range lengths.", "", lengths]  # fmt: skip
+        lines += [
+            "",
+            "## Length generalization",
+            "",
+            "Mean exact match (greedy) at each `test_long` length, all past the "
+            "longest training source; the accuracy-vs-length figure below draws "
+            "these with the in-range lengths.",
+            "",
+            lengths,
+        ]
     best_lrs = best_lr_table(sweep, target)
     heatmaps = lr_heatmaps(sweep, sweep.path, target) if best_lrs else []
     if best_lrs:
-        lines += ["", "## Learning-rate window", "",
-                  "Best learning rate per configuration: the highest mean final `val/seq_acc` "
-                  "over its runs, a diverged run counting as 0.", "", best_lrs]  # fmt: skip
+        lines += [
+            "",
+            "## Learning-rate window",
+            "",
+            "Best learning rate per configuration: the highest mean final `val/seq_acc` "
+            "over its runs, a diverged run counting as 0.",
+            "",
+            best_lrs,
+        ]
         for caption, file in heatmaps:
             lines += ["", f"{caption}:", "", f"![{caption}]({file})"]
     if sweep.unfinished:
@@ -90,10 +102,16 @@ def render(sweep: Sweep, target: float) -> tuple[str, list[tuple[str, str]]]:
         lines += ["", f"{caption}:", "", f"![{caption}]({file})"]
     changes = output_change_table(sweep.architectures())
     if changes:
-        lines += ["", "## Output change under weight noise at initialisation", "",
-                  "Mean squared change of the logits when every weight matrix gets noise "
-                  "of its std times the configured perturbation (Liu et al., 2020), "
-                  "per norm placement of the twins:", "", changes]  # fmt: skip
+        lines += [
+            "",
+            "## Output change under weight noise at initialisation",
+            "",
+            "Mean squared change of the logits when every weight matrix gets noise "
+            "of its std times the configured perturbation (Liu et al., 2020), "
+            "per norm placement of the twins:",
+            "",
+            changes,
+        ]
     return "\n".join(lines) + "\n", heatmaps + figures
 
 

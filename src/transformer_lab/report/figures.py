@@ -10,9 +10,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from transformer_lab.callbacks.norm_comparison import grad_norm_by_layer_figure
-from transformer_lab.plotting import new_figure, save_png
+from transformer_lab.callbacks.plotting import new_figure, save_png
 from transformer_lab.report.lengths import accuracy_by_length_figure
-from transformer_lab.report.runs import Sweep, group_runs
+from transformer_lab.report.sweep import Sweep, group_runs
 
 Figure = Callable[[Sweep, Path], list[tuple[str, str]]]
 COLOUR_KEY = "model.norm"  # the override the curves are coloured by, when it varies
@@ -43,8 +43,9 @@ def val_loss_curves(sweep: Sweep, folder: Path) -> list[tuple[str, str]]:
                 ax.plot(steps, values, "o-", color=colour, markersize=3, alpha=0.8, label=label)
                 if run.diverged:
                     ax.plot(steps[-1], values[-1], "x", color=colour, markersize=9)
-        ax.set_title(", ".join(f"{k}={v}" for k, v in zip(panel_keys, panel, strict=True)),
-                     fontsize=8)  # fmt: skip
+        ax.set_title(
+            ", ".join(f"{k}={v}" for k, v in zip(panel_keys, panel, strict=True)), fontsize=8
+        )
         ax.set_xlabel("step")
         ax.set_ylabel("val/loss")
         if colour_keys:
@@ -68,15 +69,18 @@ def _mean_grad_norms(records: list[dict]) -> dict:
     return {
         placement: {
             stack: {
-                group: [statistics.fmean(v) for v in
-                        zip(*(r["grad_norm"][placement][stack][group] for r in records),
-                            strict=True)]
+                group: [
+                    statistics.fmean(v)
+                    for v in zip(
+                        *(r["grad_norm"][placement][stack][group] for r in records), strict=True
+                    )
+                ]
                 for group in groups
             }
             for stack, groups in stacks.items()
         }
         for placement, stacks in first.items()
-    }  # fmt: skip
+    }
 
 
 def grad_norm_by_layer(sweep: Sweep, folder: Path) -> list[tuple[str, str]]:

@@ -11,8 +11,8 @@ import statistics
 from pathlib import Path
 
 from transformer_lab.callbacks.length_series import SPLITS, length_series
-from transformer_lab.plotting import new_figure, save_png
-from transformer_lab.report.runs import Sweep
+from transformer_lab.callbacks.plotting import new_figure, save_png
+from transformer_lab.report.sweep import Sweep
 from transformer_lab.report.table import EMPTY, markdown
 
 ONE_CONFIGURATION = "all runs"  # the name of a sweep's configuration when only seeds vary
@@ -106,14 +106,17 @@ def accuracy_by_length_figure(sweep: Sweep, folder: Path) -> list[tuple[str, str
 def length_table(sweep: Sweep) -> str | None:
     """Markdown: one row per configuration, its mean accuracy at each ``test_long`` length;
     None when no run has a test_long split."""
-    long_lengths = sorted({n for r in sweep.finished
-                           for n in accuracy_by_length(r.metrics, ("test_long",))})  # fmt: skip
+    long_lengths = sorted(
+        {n for r in sweep.finished for n in accuracy_by_length(r.metrics, ("test_long",))}
+    )
     if not long_lengths:
         return None
     rows = [
-        [*(config or [ONE_CONFIGURATION]),
-         *(f"{curve[n]:.3f}" if n in curve else EMPTY for n in long_lengths)]
+        [
+            *(config or [ONE_CONFIGURATION]),
+            *(f"{curve[n]:.3f}" if n in curve else EMPTY for n in long_lengths),
+        ]
         for config, curve in configuration_curves(sweep).items()
-    ]  # fmt: skip
+    ]
     keys = sweep.config_keys or ["configuration"]
     return markdown([*keys, *(f"{n} words" for n in long_lengths)], rows)

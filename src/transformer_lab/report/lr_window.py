@@ -21,10 +21,11 @@ from matplotlib.cm import ScalarMappable
 from matplotlib.colors import Normalize
 from matplotlib.patches import Rectangle
 
-from transformer_lab.console import natural_key
-from transformer_lab.plotting import new_figure, save_png
-from transformer_lab.report.runs import NOT_SET, Run, Sweep, group_runs
+from transformer_lab.callbacks.plotting import new_figure, save_png
+from transformer_lab.report.sweep import NOT_SET, Sweep, group_runs
 from transformer_lab.report.table import EMPTY, markdown, mean_std, steps_cell, steps_to_target
+from transformer_lab.runs.order import natural_key
+from transformer_lab.runs.reader import Run
 
 LR_KEY = "model.lr"
 WARMUP_KEYS = ("model.schedule", "model.warmup_steps")  # what "warmup" means in a sweep
@@ -75,21 +76,34 @@ def best_lr_table(sweep: Sweep, target: float) -> str | None:
         best = max(sorted(scored, key=natural_key), key=lambda lr: scored[lr])
         runs = [r for r in by_lr[(best,)] if r.finished]
         kept = [r for r in runs if not r.diverged]
-        window = [_format_lr(lr) for lr in sorted(scored, key=natural_key)
-                  if all(r.finished and not r.diverged and r.metrics.get(METRIC, 0.0) >= target
-                         for r in by_lr[(lr,)])]  # fmt: skip
-        rows.append([
-            *config,
-            _format_lr(best),
-            f"{len(runs) - len(kept)}/{len(runs)}",
-            mean_std([r.metrics[METRIC] for r in kept if METRIC in r.metrics], ".3f"),
-            mean_std([r.metrics["val/loss"] for r in kept if "val/loss" in r.metrics], ".4f"),
-            steps_cell(runs, target),
-            ", ".join(window) or "none",
-        ])  # fmt: skip
-    header = [*keys, f"best {LR_KEY}", "diverged", METRIC, "val/loss",
-              f"steps to {METRIC} ≥ {target:g}",
-              f"trains (every run ≥ {target:g}) at {LR_KEY}"]  # fmt: skip
+        window = [
+            _format_lr(lr)
+            for lr in sorted(scored, key=natural_key)
+            if all(
+                r.finished and not r.diverged and r.metrics.get(METRIC, 0.0) >= target
+                for r in by_lr[(lr,)]
+            )
+        ]
+        rows.append(
+            [
+                *config,
+                _format_lr(best),
+                f"{len(runs) - len(kept)}/{len(runs)}",
+                mean_std([r.metrics[METRIC] for r in kept if METRIC in r.metrics], ".3f"),
+                mean_std([r.metrics["val/loss"] for r in kept if "val/loss" in r.metrics], ".4f"),
+                steps_cell(runs, target),
+                ", ".join(window) or "none",
+            ]
+        )
+    header = [
+        *keys,
+        f"best {LR_KEY}",
+        "diverged",
+        METRIC,
+        "val/loss",
+        f"steps to {METRIC} ≥ {target:g}",
+        f"trains (every run ≥ {target:g}) at {LR_KEY}",
+    ]
     return markdown(header, rows)
 
 
@@ -130,14 +144,35 @@ def lr_heatmaps(sweep: Sweep, folder: Path, target: float = 0.9) -> list[tuple[s
                 colour = "lightgrey" if text == "diverged" else "white"
                 if value is not None:
                     colour = COLOURS.to_rgba(value)
-                ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, facecolor=colour, hatch=hatch,
-                                       edgecolor="black", linewidth=0.5))  # fmt: skip
+                ax.add_patch(
+                    Rectangle(
+                        (j - 0.5, i - 0.5),
+                        1,
+                        1,
+                        facecolor=colour,
+                        hatch=hatch,
+                        edgecolor="black",
+                        linewidth=0.5,
+                    )
+                )
                 dark = value is not None and value < 0.5 and not hatch
                 box = {"facecolor": "white", "edgecolor": "none", "pad": 1} if hatch else None
-                ax.text(j, i, text, ha="center", va="center", fontsize=7, bbox=box,
-                        color="white" if dark else "black")  # fmt: skip
-        ax.set(xlim=(-0.5, len(columns) - 0.5), ylim=(-0.5, len(lrs) - 0.5),
-               xticks=range(len(columns)), yticks=range(len(lrs)))  # fmt: skip
+                ax.text(
+                    j,
+                    i,
+                    text,
+                    ha="center",
+                    va="center",
+                    fontsize=7,
+                    bbox=box,
+                    color="white" if dark else "black",
+                )
+        ax.set(
+            xlim=(-0.5, len(columns) - 0.5),
+            ylim=(-0.5, len(lrs) - 0.5),
+            xticks=range(len(columns)),
+            yticks=range(len(lrs)),
+        )
         ax.set_xticklabels([", ".join(c) or "—" for c in columns], fontsize=7)
         ax.set_yticklabels([_format_lr(lr) for lr in lrs], fontsize=7)
         ax.set_xlabel(", ".join(warmup_keys) or "(one warmup setting)", fontsize=8)
@@ -151,4 +186,3 @@ def lr_heatmaps(sweep: Sweep, folder: Path, target: float = 0.9) -> list[tuple[s
         f"grey: diverged, hatched: never reached {METRIC} ≥ {target:g}, blank: failed"
     )
     return [(caption, "lr_window.png")]
-

@@ -9,8 +9,8 @@ configurations may then be differences between code.
 
 import json
 
-from transformer_lab.environment import PACKAGES, code_identities
-from transformer_lab.report.runs import Sweep
+from transformer_lab.report.sweep import Sweep
+from transformer_lab.runs.environment import PACKAGES, code_identities
 
 SHOWN = ("python", "transformer_lab", *PACKAGES, "platform", "cpu", "gpus", "torch_threads")
 
@@ -37,10 +37,14 @@ def provenance_section(sweep: Sweep) -> list[str]:
         for identity in code_identities(record):
             codes.setdefault(identity, []).append(name)
     if len(codes) > 1:
-        lines += ["**Warning: the jobs of this sweep ran different code**; differences "
-                  "between configurations may be differences between code:", ""]  # fmt: skip
-        lines += [f"- {_code(code)}: {_names(names)}"
-                  for code, names in sorted(codes.items(), key=str)]  # fmt: skip
+        lines += [
+            "**Warning: the jobs of this sweep ran different code**; differences "
+            "between configurations may be differences between code:",
+            "",
+        ]
+        lines += [
+            f"- {_code(code)}: {_names(names)}" for code, names in sorted(codes.items(), key=str)
+        ]
     else:
         lines.append(f"Every job ran {_code(next(iter(codes)))}.")
     rows = sorted({tuple(_cell(record.get(key)) for key in SHOWN) for record in records.values()})
@@ -53,7 +57,6 @@ def _cell(value) -> str:
     if isinstance(value, list):
         return ", ".join(value) or "none"
     return "?" if value is None else str(value)
-
 
 
 def _names(names: list[str], most: int = 3) -> str:

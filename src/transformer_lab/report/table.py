@@ -9,8 +9,9 @@ the first validation step at which a run reached the target, over the same runs 
 
 import statistics
 
-from transformer_lab import learning_curve
-from transformer_lab.report.runs import Run, Sweep
+from transformer_lab.report.sweep import Sweep
+from transformer_lab.runs import learning_curve
+from transformer_lab.runs.reader import Run
 
 TABLE_METRICS = ("val/loss", "val/seq_acc", "test/seq_acc", "test_long/seq_acc")
 EMPTY = "—"
@@ -76,13 +77,19 @@ def configuration_table(sweep: Sweep, target: float) -> str:
 
 def output_change_table(architectures: dict[str, list[dict]]) -> str | None:
     """Liu et al.'s output change per placement, ``{architecture: [norm_comparison.json]}``."""
-    placements = list(dict.fromkeys(p for records in architectures.values()
-                                    for r in records for p in r["output_change"]))  # fmt: skip
+    placements = list(
+        dict.fromkeys(
+            p for records in architectures.values() for r in records for p in r["output_change"]
+        )
+    )
     if not placements:
         return None
     rows = [
-        [name] + [mean_std([r["output_change"][p] for r in records
-                            if p in r["output_change"]], ".2e") for p in placements]
+        [name]
+        + [
+            mean_std([r["output_change"][p] for r in records if p in r["output_change"]], ".2e")
+            for p in placements
+        ]
         for name, records in architectures.items()
-    ]  # fmt: skip
+    ]
     return markdown(["architecture", *placements], rows)

@@ -25,21 +25,39 @@ from tensorboard.plugins.hparams.plugin_data_pb2 import HParamsPluginData
 from torch.utils.tensorboard.summary import hparams
 from torch.utils.tensorboard.writer import FileWriter
 
-from transformer_lab.command import typed_overrides
-from transformer_lab.plotting import tensorboard_loggers
+from transformer_lab.callbacks.plotting import tensorboard_loggers
+from transformer_lab.runs.command import typed_overrides
 
 CURATED = (
-    "data.task", "data.min_len", "data.max_len", "data.batch_size",
-    "model.d_model", "model.num_heads", "model.num_encoder_layers", "model.num_decoder_layers",
-    "model.d_ff", "model.norm", "model.norm_type", "model.pos_encoding", "model.activation",
-    "model.lr", "model.schedule", "model.warmup_steps", "trainer.max_steps",
-)  # fmt: skip
+    "data.task",
+    "data.min_len",
+    "data.max_len",
+    "data.batch_size",
+    "model.d_model",
+    "model.num_heads",
+    "model.num_encoder_layers",
+    "model.num_decoder_layers",
+    "model.d_ff",
+    "model.norm",
+    "model.norm_type",
+    "model.pos_encoding",
+    "model.activation",
+    "model.lr",
+    "model.schedule",
+    "model.warmup_steps",
+    "trainer.max_steps",
+)
 # top-level keys that are plumbing, not hyper-parameters, even when a job overrides them
 PLUMBING = ("callbacks", "paths", "logger", "hydra", "ckpt_path", "samples", "task_name")
 METRICS = (
-    "val/loss", "val/seq_acc", "val/seq_acc_best", "val/steps_to_target", "test/seq_acc",
-    "run/diverged", "run/train_seconds",
-)  # fmt: skip
+    "val/loss",
+    "val/seq_acc",
+    "val/seq_acc_best",
+    "val/steps_to_target",
+    "test/seq_acc",
+    "run/diverged",
+    "run/train_seconds",
+)
 LONG_METRICS = ("test_long/seq_acc",)  # listed when the data has a test_long split
 
 Value = int | float | str | bool
@@ -124,8 +142,13 @@ def mark_differs(experiment: Summary, keys: set[str]) -> Summary:
     return experiment
 
 
-def write_hparams(trainer: L.Trainer, params: dict[str, Value], differs: set[str],
-                  names: tuple[str, ...], new_scalars: dict[str, float]) -> None:  # fmt: skip
+def write_hparams(
+    trainer: L.Trainer,
+    params: dict[str, Value],
+    differs: set[str],
+    names: tuple[str, ...],
+    new_scalars: dict[str, float],
+) -> None:
     """The HPARAMS session listing ``params`` (the keys ``differs`` marked so) and the
     metrics ``names``, whose values the
     plugin reads from each name's latest scalar: Lightning logged the final ``val/*`` and

@@ -12,6 +12,7 @@ import platform
 import shlex
 import subprocess
 import sys
+from collections.abc import Sequence
 from datetime import datetime, timezone
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -20,7 +21,6 @@ import lightning as L
 import torch
 
 import transformer_lab
-from transformer_lab.command import started_as
 
 PACKAGES = ("torch", "lightning", "hydra-core", "omegaconf", "torchmetrics")
 CODE_KEYS = ("transformer_lab", "git_commit", "git_dirty")  # what identifies the code
@@ -45,8 +45,13 @@ def _cpu_model() -> str | None:
 
 def _git(checkout: Path, *args: str) -> str | None:
     try:
-        done = subprocess.run(["git", "-C", str(checkout), *args], capture_output=True,
-                              text=True, timeout=10, check=True)  # fmt: skip
+        done = subprocess.run(
+            ["git", "-C", str(checkout), *args],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     return done.stdout.strip()
@@ -70,12 +75,13 @@ def git_state(package_dir: Path) -> dict[str, str | bool | None]:
     }
 
 
-def collect() -> dict:
-    """This process's environment as JSON-ready values."""
+def collect(command: Sequence[str]) -> dict:
+    """This process's environment as JSON-ready values; ``command`` is the command line
+    that started the job (``sys.orig_argv``, or the sweep's in a parallel worker)."""
     gpus = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
     return {
         "start_time": datetime.now(timezone.utc).astimezone().isoformat(timespec="seconds"),
-        "command": shlex.join(started_as()[0]),  # interpreter, -m or script, overrides
+        "command": shlex.join(command),  # interpreter, -m or script, overrides
         "python": platform.python_version(),
         "python_executable": sys.executable,
         "transformer_lab": transformer_lab.__version__,

@@ -12,14 +12,14 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from transformer_lab.final_step import is_final_step
-from transformer_lab.loss import token_nll
-from transformer_lab.metrics import StageMetrics
+from transformer_lab.config.validation import InvalidSetting, check_flag, check_number
 from transformer_lab.model import Seq2SeqTransformer
 from transformer_lab.model.decoding import beam_search
-from transformer_lab.schedules import lr_multiplier
 from transformer_lab.tokens import FIRST_CONTENT, PAD
-from transformer_lab.validation import InvalidSetting, check_flag, check_number
+from transformer_lab.training.final_step import is_final_step
+from transformer_lab.training.loss import token_nll
+from transformer_lab.training.metrics import StageMetrics
+from transformer_lab.training.schedules import lr_multiplier
 
 
 def adamw(
@@ -91,12 +91,22 @@ class Seq2SeqLitModule(L.LightningModule):
         lr_multiplier(schedule, warmup_steps)  # validates the schedule before any training
         self.save_hyperparameters()
         self.model = Seq2SeqTransformer(
-            src_vocab_size=src_vocab_size, tgt_vocab_size=tgt_vocab_size, d_model=d_model,
-            num_heads=num_heads, num_encoder_layers=num_encoder_layers,
-            num_decoder_layers=num_decoder_layers, d_ff=d_ff, dropout=dropout, norm=norm,
-            pos_encoding=pos_encoding, activation=activation, max_len=max_len,
-            tie_embeddings=tie_embeddings, init_seed=init_seed, norm_type=norm_type,
-        )  # fmt: skip
+            src_vocab_size=src_vocab_size,
+            tgt_vocab_size=tgt_vocab_size,
+            d_model=d_model,
+            num_heads=num_heads,
+            num_encoder_layers=num_encoder_layers,
+            num_decoder_layers=num_decoder_layers,
+            d_ff=d_ff,
+            dropout=dropout,
+            norm=norm,
+            pos_encoding=pos_encoding,
+            activation=activation,
+            max_len=max_len,
+            tie_embeddings=tie_embeddings,
+            init_seed=init_seed,
+            norm_type=norm_type,
+        )
         if compile:  # lazily, at the first call; the state_dict keys stay the same
             self.model.compile()
         else:  # the model summary runs it for real FLOPs and shapes (compiling would take long)

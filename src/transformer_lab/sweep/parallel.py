@@ -6,12 +6,12 @@ sends everything it prints (the progress bar, Lightning's notices, the log, the 
 table) to its own ``train.log``, and the terminal gets one line when a job starts and one
 when it ends: its name, its status, and its final ``val/seq_acc`` or its error. The job
 also takes its share of the machine: ``cores // n_jobs`` torch threads
-(:mod:`transformer_lab.threads`) and, on GPUs, a GPU of its own.
+(:mod:`transformer_lab.sweep.threads`) and, on GPUs, a GPU of its own.
 
 Ctrl-C reaches the sweep's process and every worker (one process group). Each running job
 saves ``last.ckpt`` at the end of its batch and says so on its end line, with the command
 that resumes it; no further job starts (a stop file in the sweep folder tells the workers);
-the sweep then ends with status 130 (:mod:`transformer_lab.sweep_summary`). A second Ctrl-C
+the sweep then ends with status 130 (:mod:`transformer_lab.sweep.summary`). A second Ctrl-C
 stops everything at once, without saving, as in a single run.
 
 A Hydra callback because ``on_job_start``/``on_job_end`` run in the process that runs the
@@ -32,11 +32,10 @@ from hydra.experimental.callback import Callback
 from hydra.types import RunMode
 from omegaconf import DictConfig
 
-from transformer_lab import command
-from transformer_lab.callbacks.interrupt import Interrupted, hold_signals
-from transformer_lab.report.runs import read_run
-from transformer_lab.resume import resume_command
-from transformer_lab.threads import gpus, pin_threads, uses_gpus
+from transformer_lab.callbacks.interrupt import hold_signals
+from transformer_lab.runs import command
+from transformer_lab.runs.reader import read_run
+from transformer_lab.sweep.threads import gpus, pin_threads, uses_gpus
 
 # conf/hydra/launcher/joblib.yaml shares its name with the plugin's structured config, which
 # makes Hydra warn (in every process) that it validates one against the other; ours names
@@ -49,7 +48,6 @@ _terminal: tuple[int, int] | None = None  # copies of this process's own stdout 
 
 
 STOP_FILE = ".stopping"  # in the sweep folder, from the first Ctrl-C: start no more jobs
-_stopped: Interrupted | None = None  # how this worker's current job stopped on a signal
 
 
 def runs_in_parallel(hydra: DictConfig) -> bool:
@@ -62,13 +60,6 @@ def runs_in_parallel(hydra: DictConfig) -> bool:
 def sweep_stopping(hydra: DictConfig) -> bool:
     """A parallel sweep that Ctrl-C is stopping: its remaining jobs do not run."""
     return runs_in_parallel(hydra) and (Path(hydra.sweep.dir) / STOP_FILE).exists()
-
-
-def job_stopped(stop: Interrupted) -> None:
-    """The job of this worker stopped on a signal (its ``last.ckpt`` saved): its end line
-    says where, and how to resume it."""
-    global _stopped
-    _stopped = stop
 
 
 def claim_gpu(sweep_dir: Path, count: int) -> int:
@@ -129,14 +120,14 @@ def _back_to_terminal() -> None:
     os.dup2(_terminal[1], 2)
 
 
-def end_line(job_dir: Path, seconds: float, stop: Interrupted | None) -> str:
-    """``done``, ``diverged``, ``failed`` or ``stopped``, what the job's files or its stop
-    say about it, and how long it took; a stopped job's line ends with its resume command,
-    to copy whole."""
+def end_line(job_dir: Path, seconds: float) -> str:
+    """``done``, ``diverged``, ``failed`` or ``stopped``, what the job's files say about it
+    (``stopped.json`` for a stop on a signal), and how long it took; a stopped job's line
+    ends with its resume command, to copy whole."""
     run, took = read_run(job_dir), f"({seconds:.0f} s)"
-    if stop:
-        resume = resume_command(stop.checkpoint)
-        return f"stopped   {run.name}  at step {stop.step}  {took}  resume: {resume}"
+    if run.stopped:
+        stop = run.stopped
+        return f"stopped   {run.name}  at step {stop['step']}  {took}  resume: {stop['resume']}"
     if run.failure:
         return f"failed    {run.name}  {run.failure_reason}  {took}"
     if run.diverged:
@@ -168,8 +159,10 @@ class ParallelJobs(Callback):
             raise KeyboardInterrupt
         self.stop_file.parent.mkdir(parents=True, exist_ok=True)
         self.stop_file.touch()
-        _say("stopping  the running jobs save last.ckpt at their step and no new job starts "
-             "(Ctrl-C again: stop at once, without saving)")  # fmt: skip
+        _say(
+            "stopping  the running jobs save last.ckpt at their step and no new job starts "
+            "(Ctrl-C again: stop at once, without saving)"
+        )
 
     def on_multirun_end(self, config: DictConfig, **kwargs) -> None:
         if self.stop_file:
@@ -200,7 +193,5 @@ class ParallelJobs(Callback):
         _back_to_terminal()
         for handler in self.console_handlers:
             logging.getLogger().addHandler(handler)
-        global _stopped
-        stop, _stopped = _stopped, None  # this job's stop is not the next one's
         seconds = time.perf_counter() - self.started
-        _say(end_line(Path(config.hydra.runtime.output_dir), seconds, stop))
+        _say(end_line(Path(config.hydra.runtime.output_dir), seconds))

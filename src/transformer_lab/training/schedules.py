@@ -13,7 +13,7 @@
 import math
 from collections.abc import Callable
 
-from transformer_lab.validation import check_choice, check_integer
+from transformer_lab.config.validation import check_choice, check_integer
 
 SCHEDULES = ("constant", "linear_warmup", "noam")
 

@@ -11,20 +11,21 @@ for the new start is removed (:func:`continue_in`). A run that has ended (its
 (:class:`RunFinished`).
 """
 
+import json
 import logging
 import re
 import shlex
 import shutil
+import signal
 import warnings
 from pathlib import Path
 
-from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
 
 from transformer_lab.callbacks import Interrupted
-from transformer_lab.command import started_as
-from transformer_lab.run_folder import last_checkpoint, recorded_metrics
-from transformer_lab.validation import ConfigError
+from transformer_lab.config.validation import ConfigError
+from transformer_lab.job.context import RunContext
+from transformer_lab.runs.layout import last_checkpoint, recorded_metrics, stop_record
 
 
 class CheckpointNotFound(ConfigError):
@@ -118,20 +119,26 @@ def continue_in(run: Path, started_in: Path) -> None:
     """Move a resumed start from the folder Hydra made for it into ``run``.
 
     Hydra creates ``started_in`` (``.hydra/`` and the log) before the job can know it
-    resumes. The log file handler is pointed at ``run``'s log, which it appends to, and
+    resumes. What the log holds so far is appended to ``run``'s log and the root logger's
+    handler for it is replaced by one appending there (same level and format), and
     ``started_in`` is removed if it holds nothing else, so a resume leaves no stray
     folder; ``run/.hydra`` keeps the config the run was started with.
     """
     if started_in.resolve() == run.resolve():
         return
     moved = {".hydra"}
+    root = logging.getLogger()
     for handler in _log_handlers_in(started_in):
         log = Path(handler.baseFilename)
+        root.removeHandler(handler)
         handler.close()
-        with (run / log.name).open("a") as continued:
-            continued.write(log.read_text())
-        handler.baseFilename = str((run / log.name).resolve())
-        handler.mode = "a"  # reopened there at the next record
+        continued = run / log.name
+        with continued.open("a") as file:
+            file.write(log.read_text())
+        appending = logging.FileHandler(continued, mode="a")
+        appending.setLevel(handler.level)
+        appending.setFormatter(handler.formatter)
+        root.addHandler(appending)
         moved.add(log.name)
     _remove_if_only(started_in, moved)
 
@@ -174,23 +181,25 @@ def quiet_resume_warnings() -> None:
     warnings.filterwarnings("ignore", message=_OLD_LAST_CHECKPOINT_STATE)
 
 
-def resume_command(checkpoint: Path) -> str:
+def resume_command(checkpoint: Path, context: RunContext) -> str:
     """The command line that resumes this job from ``checkpoint``: the program as it was
     started, the job's own overrides (one job of a sweep: its overrides only), and
     ``ckpt_path``, quoted for the shell and for Hydra."""
-    hydra = HydraConfig.get()
-    orig_argv, argv = started_as()  # the sweep's command, in a parallel sweep's worker
+    hydra, orig_argv, argv = context.hydra, context.orig_argv, context.argv
     if Path(argv[0]).suffix == ".py":  # python [-m] ...: the interpreter as invoked
-        program = orig_argv[: len(orig_argv) - len(argv) + 1]
+        program = list(orig_argv[: len(orig_argv) - len(argv) + 1])
     else:  # a console script: by name when that name finds this very script
         found = shutil.which(Path(argv[0]).name)
         same = found and Path(found).resolve() == Path(argv[0]).resolve()
         program = [Path(argv[0]).name if same else argv[0]]
-    options = [f"--config-dir={source.path}" for source in hydra.runtime.config_sources
-               if source.provider == "command-line"]  # fmt: skip
+    options = [
+        f"--config-dir={source.path}"
+        for source in hydra.runtime.config_sources
+        if source.provider == "command-line"
+    ]
     if hydra.job.config_name != "train":
         options.append(f"--config-name={hydra.job.config_name}")
-    overrides = [o for o in hydra.overrides.task if not o.startswith("ckpt_path=")]
+    overrides = [o for o in context.overrides if not o.startswith("ckpt_path=")]
     overrides.append(f"ckpt_path={quote_for_hydra(str(checkpoint.resolve()))}")
     return shlex.join([*program, *options, *overrides])
 
@@ -205,8 +214,17 @@ def quote_for_hydra(value: str) -> str:
     return f"{quote}{value}{quote}"
 
 
-def say_interrupted(stop: Interrupted, is_global_zero: bool = True) -> None:
-    """One line: where the run stopped and the command that goes on from there."""
-    if is_global_zero:
-        command = resume_command(stop.checkpoint)
-        print(f"{stop}: saved {stop.checkpoint}; resume with: {command}", flush=True)
+def record_stop(stop: Interrupted, context: RunContext) -> dict:
+    """Say where the run stopped and the command that goes on from there, in one line on
+    the terminal and in ``stopped.json`` (read back by the sweep's end-of-job line and its
+    summary; a resume that goes on removes it). Rank zero only."""
+    command = resume_command(stop.checkpoint, context)
+    print(f"{stop}: saved {stop.checkpoint}; resume with: {command}", flush=True)
+    record = {
+        "signal": signal.Signals(stop.signum).name,
+        "step": stop.step,
+        "checkpoint": str(stop.checkpoint),
+        "resume": command,
+    }
+    stop_record(context.output_dir).write_text(json.dumps(record, indent=2) + "\n")
+    return record

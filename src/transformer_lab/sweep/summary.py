@@ -3,7 +3,7 @@
 A failing job does not stop the sweep (``train.main`` records ``failed.json`` and returns),
 so this Hydra callback is where the sweep says what went wrong: it prints one line per
 failed job, writes ``summary.json`` into the sweep folder and exits 1 if any job failed,
-or 130 if Ctrl-C stopped a parallel sweep (:mod:`transformer_lab.parallel_jobs`).
+or 130 if Ctrl-C stopped a parallel sweep (:mod:`transformer_lab.sweep.parallel`).
 """
 
 import json
@@ -15,16 +15,16 @@ from pathlib import Path
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
-from transformer_lab.parallel_jobs import STOP_FILE
-from transformer_lab.report.runs import read_jobs
-from transformer_lab.run_folder import last_checkpoint
+from transformer_lab.runs.layout import last_checkpoint
+from transformer_lab.runs.reader import read_jobs
+from transformer_lab.sweep.parallel import STOP_FILE
 
 log = logging.getLogger(__name__)
 
 
 def summarize_sweep(sweep_dir: Path) -> dict:
     """What ``summary.json`` says: the jobs counted, diverged and failed as the report sees
-    them (:func:`~transformer_lab.report.runs.read_jobs`), and the jobs that did not end
+    them (:func:`~transformer_lab.report.sweep.read_jobs`), and the jobs that did not end
     (stopped by Ctrl-C, killed, or never started), resumable or not."""
     runs = read_jobs(sweep_dir)
     return {
@@ -52,9 +52,12 @@ class SweepSummary(Callback):
         (sweep_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
         log.info(
             "sweep %s: %d jobs, %d finished (%d diverged), %d failed",
-            sweep_dir, summary["jobs"], summary["finished"], len(summary["diverged"]),
+            sweep_dir,
+            summary["jobs"],
+            summary["finished"],
+            len(summary["diverged"]),
             len(summary["failed"]),
-        )  # fmt: skip
+        )
         for name, reason in summary["failed"].items():
             log.error("failed: %s -- %s", name, reason)
         stop_file = sweep_dir / STOP_FILE
@@ -63,8 +66,10 @@ class SweepSummary(Callback):
             saved = sum(state == RESUMABLE for state in summary["unfinished"].values())
             log.warning(
                 "sweep stopped by Ctrl-C: %d jobs saved their last.ckpt (resume commands "
-                "above), %d did not start", saved, len(summary["unfinished"]) - saved,
-            )  # fmt: skip
+                "above), %d did not start",
+                saved,
+                len(summary["unfinished"]) - saved,
+            )
             sys.exit(128 + signal.SIGINT)
         if summary["failed"]:
             sys.exit(1)

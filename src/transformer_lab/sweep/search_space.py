@@ -14,7 +14,7 @@ from hydra_plugins.hydra_optuna_sweeper._impl import create_params_from_override
 from omegaconf import DictConfig, OmegaConf
 from optuna.distributions import BaseDistribution, CategoricalDistribution
 
-from transformer_lab.validation import ConfigError
+from transformer_lab.config.validation import ConfigError
 
 WARMUP_KEY = "model.warmup_steps"
 POINTS = 10  # warmups tried: 0 and ten steps up to half the run

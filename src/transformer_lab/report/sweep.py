@@ -1,92 +1,21 @@
-"""Reading a multirun sweep: its jobs, what each varied, and what each produced.
-
-A job folder is any subfolder with ``.hydra/overrides.yaml``, which Hydra writes before the
-job starts, so a job that fails at once is a job too. A job is *finished* when it wrote
-``metrics.json`` (a diverged job is finished: divergence is a result), *failed* when it
-left ``failed.json``, and *incomplete* otherwise (still running, or killed). The sweep
-summary at the end of every multirun and the report both read a sweep here.
+"""A multirun sweep as the report sees it: its jobs (read by :mod:`transformer_lab.runs.reader`),
+what varies between them, and its configurations.
 
 Runs are grouped into configurations by the overrides that vary across the sweep, except
 the replicate key (``seed``): runs of one configuration differ only by their seed.
 """
 
-import json
 from dataclasses import dataclass, field
-from functools import cached_property
 from pathlib import Path
 
-from omegaconf import DictConfig, OmegaConf
-
-from transformer_lab.console import natural_key
-from transformer_lab.hparams import override_key
-from transformer_lab.learning_curve import Points, read_scalars
+from transformer_lab.runs.order import natural_key
+from transformer_lab.runs.reader import Run, read_jobs
 
 NOT_SET = "(default)"  # the value of a key that a job did not override
 
 
 class NotASweep(ValueError):
     """The folder holds no job of a Hydra multirun (or none that finished): no report."""
-
-
-@dataclass
-class Run:
-    path: Path
-    overrides: dict[str, str]  # {"model.norm": "pre", "seed": "0", ...}
-    metrics: dict | None = None  # metrics.json; None until the job finished
-    failure: dict | None = None  # failed.json
-
-    @property
-    def name(self) -> str:
-        return self.path.name
-
-    @property
-    def finished(self) -> bool:
-        return self.metrics is not None
-
-    @property
-    def diverged(self) -> bool:
-        return bool(self.metrics and self.metrics.get("diverged"))
-
-    @property
-    def failure_reason(self) -> str | None:
-        """``error: message`` of ``failed.json``, as the summary, the report and the
-        terminal line of a parallel job give it; None unless the job failed."""
-        if self.failure is None:
-            return None
-        return f"{self.failure.get('error')}: {self.failure.get('message')}"
-
-    @cached_property
-    def scalars(self) -> dict[str, Points]:
-        """Every TensorBoard scalar tag as ``[(step, value), ...]``, in step order."""
-        return read_scalars(self.path)
-
-    @cached_property
-    def config(self) -> DictConfig | None:
-        """The run's resolved configuration (``config_resolved.yaml``)."""
-        path = self.path / "config_resolved.yaml"
-        return OmegaConf.load(path) if path.is_file() else None
-
-    @cached_property
-    def norm_comparison(self) -> dict | None:
-        return _read_json(self.path / "norm_comparison.json")
-
-
-def _read_json(path: Path) -> dict | None:
-    return json.loads(path.read_text()) if path.is_file() else None
-
-
-def read_run(path: Path) -> Run:
-    items = OmegaConf.load(path / ".hydra" / "overrides.yaml") or []
-    pairs = (item.split("=", 1) for item in items if "=" in item)
-    overrides = {override_key(key): value for key, value in pairs}
-    return Run(path, overrides, _read_json(path / "metrics.json"), _read_json(path / "failed.json"))
-
-
-def read_jobs(path: Path) -> list[Run]:
-    """Every job of the multirun folder ``path``, in name order; other subfolders (the
-    report's ``report/``, submitit's ``.submitit/``) are no jobs."""
-    jobs = sorted(p.parent.parent for p in path.glob("*/.hydra/overrides.yaml"))
-    return [read_run(job) for job in jobs]
 
 
 def group_runs(runs: list[Run], keys: list[str]) -> dict[tuple[str, ...], list[Run]]:
@@ -144,8 +73,7 @@ class Sweep:
             return {k: v for k, v in record["model"].items() if k not in ("norm", "init_seed")}
 
         keys = sorted({k for record in records for k in architecture(record)})
-        differing = [k for k in keys
-                     if len({str(architecture(r).get(k)) for r in records}) > 1]  # fmt: skip
+        differing = [k for k in keys if len({str(architecture(r).get(k)) for r in records}) > 1]
         groups: dict[str, list[dict]] = {}
         for record in records:
             name = ", ".join(f"{k}={architecture(record).get(k)}" for k in differing)

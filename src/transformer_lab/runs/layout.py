@@ -3,8 +3,9 @@
 A run folder is what training leaves: Hydra writes the config as given into its
 ``.hydra/``, the checkpoint callbacks (``conf/callbacks/default.yaml``) write
 ``checkpoints/last.ckpt`` and ``checkpoints/best.ckpt``, and the run's end writes
-``metrics.json``. Evaluation takes a run folder for its last checkpoint and writes
-``eval.json`` into the checkpoint's run; a resumed run goes on writing in it.
+``metrics.json`` (a run stopped by a signal: ``stopped.json``). Evaluation takes a run
+folder for its last checkpoint and writes ``eval.json`` into the checkpoint's run; a
+resumed run goes on writing in it.
 """
 
 import json
@@ -14,6 +15,12 @@ from pathlib import Path
 def last_checkpoint(run: Path) -> Path:
     """The checkpoint a run saved last: periodically, when stopped, and at its end."""
     return run / "checkpoints" / "last.ckpt"
+
+
+def stop_record(run: Path) -> Path:
+    """``stopped.json``: where a run stopped on Ctrl-C or SIGTERM and how to resume it;
+    gone again once a resume goes on."""
+    return run / "stopped.json"
 
 
 def recorded_metrics(run: Path) -> dict | None:

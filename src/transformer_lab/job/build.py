@@ -1,0 +1,86 @@
+"""The parts of a job, built from its config: datamodule, LightningModule, callbacks,
+loggers and trainer.
+
+A setting a constructor refuses becomes one :class:`ConfigError` naming its key; any other
+exception from the project's own code is a bug and keeps its traceback (:func:`instantiate`).
+"""
+
+import inspect
+
+import hydra
+from hydra.errors import InstantiationException
+from omegaconf import DictConfig, OmegaConf
+
+from transformer_lab.config.validation import ConfigError, InvalidSetting
+
+PACKAGE = __package__.split(".")[0]  # transformer_lab: whose constructors' errors are ours
+
+
+def instantiate(key: str, node: DictConfig, **kwargs):
+    """``hydra.utils.instantiate`` whose refusal of a setting is one ConfigError naming it.
+
+    A refusal is an InvalidSetting from the project's own constructors, a key the target
+    does not take, or a ValueError or TypeError from a library's constructor (Lightning
+    checks the Trainer's arguments that way; its errors are not ours to fix). Any other
+    exception, a ValueError or TypeError from the project's own code among them, is a bug
+    and keeps its traceback.
+    """
+    _check_keys(key, node)
+    try:
+        return hydra.utils.instantiate(node, _convert_="all", **kwargs)
+    except InstantiationException as error:
+        cause = error.__cause__
+        if isinstance(cause, InvalidSetting):
+            raise cause.within(key) from None
+        ours = str(node.get("_target_", "")).startswith(f"{PACKAGE}.")
+        if isinstance(cause, ValueError | TypeError) and not ours:
+            raise ConfigError(f"{key}: {cause}") from None
+        raise
+
+
+def _check_keys(key: str, node: DictConfig) -> None:
+    """InvalidSetting for a key the target's constructor does not take (``+model.qk=1``),
+    which Python would refuse with a TypeError before the constructor runs."""
+    target = hydra.utils.get_object(node._target_)
+    parameters = inspect.signature(target).parameters
+    if any(p.kind is p.VAR_KEYWORD for p in parameters.values()):
+        return
+    settings = OmegaConf.to_container(node, resolve=False)
+    for name, value in settings.items():
+        if not name.startswith("_") and name not in parameters:
+            reason = f"{target.__name__} takes no such setting"
+            allowed = ", ".join(p for p in parameters if p != "self")
+            raise InvalidSetting(f"{key}.{name}", value, reason, allowed)
+
+
+def build_data_and_model(cfg: DictConfig):
+    """The datamodule and the LightningModule, or ConfigError; the model must have a
+    position for every token of the data's longest sequence."""
+    datamodule = instantiate("data", cfg.data)
+    module = instantiate("model", cfg.model)
+    if datamodule.missing_positions(module.hparams.max_len):
+        longest = datamodule.max_seq_len
+        raise InvalidSetting(
+            "model.max_len",
+            module.hparams.max_len,
+            f"shorter than the longest sequence of the data incl. BOS/EOS ({longest})",
+            f"max_len >= {longest}",
+        )
+    return datamodule, module
+
+
+def build(cfg: DictConfig):
+    """Datamodule, module and a trainer with the config's callbacks and loggers, or
+    ConfigError. ``cfg`` is the job's config (:meth:`.RunContext.job_config`), its
+    ``paths.output_dir`` the folder the job writes to."""
+    datamodule, module = build_data_and_model(cfg)
+    callbacks = [
+        instantiate(f"callbacks.{key}", node)
+        for key, node in (cfg.get("callbacks") or {}).items()
+        if node is not None
+    ]
+    loggers = [
+        instantiate(f"logger.{key}", node) for key, node in (cfg.get("logger") or {}).items()
+    ]
+    trainer = instantiate("trainer", cfg.trainer, callbacks=callbacks, logger=loggers or False)
+    return datamodule, module, trainer

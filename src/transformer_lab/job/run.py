@@ -1,0 +1,180 @@
+"""One job around a fit, in its five steps: settings, resume point, run folder, the fit and
+its final metrics, the record.
+
+The job leaves in its run folder: ``.hydra/`` (the config as given, Hydra's),
+``config_resolved.yaml``, ``environment.json``, TensorBoard events (with an HPARAMS entry
+carrying the real final metrics), ``checkpoints/{last,best}.ckpt`` and ``metrics.json``
+(``failed.json`` for a job of a sweep that failed, ``stopped.json`` for one stopped by a
+signal). Every step is handed the job's :class:`~transformer_lab.job.context.RunContext`.
+"""
+
+import json
+import logging
+import time
+import traceback
+
+import lightning as L
+import torch
+from omegaconf import DictConfig, OmegaConf
+from rich.console import Console
+from rich.table import Table
+
+from transformer_lab.callbacks import Interrupted, diverged_at_step
+from transformer_lab.job.build import build
+from transformer_lab.job.checks import check_config
+from transformer_lab.job.context import RunContext
+from transformer_lab.job.resume import (
+    RunFinished,
+    check_unfinished,
+    continue_in,
+    discard_start,
+    quiet_resume_warnings,
+    record_stop,
+    resolve_checkpoint,
+)
+from transformer_lab.runs import environment
+from transformer_lab.runs.hparams import differing_keys, metric_names, run_hparams, write_hparams
+from transformer_lab.runs.layout import run_folder_of, stop_record
+from transformer_lab.runs.learning_curve import CURVE_TAG, curve_metrics, read_scalars
+from transformer_lab.runs.order import natural_key
+from transformer_lab.tokens import detokenize
+
+log = logging.getLogger(__name__)
+
+
+def summarize(module, datamodule, metrics: dict[str, float], n_samples: int) -> None:
+    console = Console()
+    table = Table(title="test metrics")
+    table.add_column("metric")
+    table.add_column("value", justify="right")
+    for key in sorted((k for k in metrics if k.startswith("test")), key=natural_key):
+        table.add_row(key, f"{metrics[key]:.4f}")
+    console.print(table)
+    if n_samples <= 0:
+        return
+    batch = datamodule.sample("test", n_samples)
+    predicted = module.model.generate(batch["src"].to(module.device), batch["tgt_out"].size(1))
+    samples = Table(title="sample generations (test split)")
+    for column in ("source", "target", "prediction"):
+        samples.add_column(column)
+    for src, tgt, pred in zip(batch["src"], batch["tgt_out"], predicted[:, 1:], strict=True):
+        samples.add_row(*(detokenize(t.tolist()) for t in (src, tgt, pred)))
+    console.print(samples)
+
+
+def resume_point(cfg: DictConfig, context: RunContext) -> tuple[str | None, RunContext]:
+    """The checkpoint to resume from (None: a fresh start) and the job's context, writing
+    into the resumed run's folder, so its TensorBoard curves go on in one place.
+    RunFinished if that run has ended and the config asks for no more steps."""
+    checkpoint = resolve_checkpoint(cfg)
+    resumed_run = checkpoint and run_folder_of(checkpoint)
+    if not resumed_run:
+        return checkpoint, context
+    check_unfinished(resumed_run, cfg.trainer.max_steps)
+    log.info("resuming %s from %s", resumed_run, checkpoint)
+    quiet_resume_warnings()
+    return checkpoint, context.resumed_in(resumed_run)
+
+
+def open_run_folder(cfg: DictConfig, trainer, context: RunContext, started: dict) -> None:
+    """What the run folder holds before the first step: the resolved config and the record
+    of what runs it. DDP ranks share the folder; rank zero alone calls this."""
+    output_dir = context.output_dir
+    if trainer.world_size == 1:  # extra DDP ranks would start in Hydra's new folder
+        continue_in(output_dir, context.started_in)
+    stop_record(output_dir).unlink(missing_ok=True)  # a resume goes on: it stopped no more
+    (output_dir / "config_resolved.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))
+    environment.write(output_dir, started)
+    environment.add_to_tensorboard(trainer.loggers, started)
+    log.info("outputs: %s", output_dir.resolve())
+    log.info("tensorboard: tensorboard --logdir %s", output_dir.resolve())
+
+
+def final_metrics(trainer, module, datamodule, diverged_at: int | None) -> dict[str, float]:
+    """val/* of the fit's closing validation (of the final weights: the fit validates at its
+    final step, see ``learning_curve.py``) and test*/* unless the run diverged (then there
+    is nothing more to evaluate: divergence is the result), with ``diverged`` 1.0 or 0.0."""
+    if diverged_at is None and module.validated_at_step != trainer.global_step:
+        last = module.validated_at_step
+        validated = f"those of step {last}" if last >= 0 else "missing"
+        log.warning(
+            "the fit ended at step %d without validating its final weights; val/* in "
+            "metrics.json are %s",
+            trainer.global_step,
+            validated,
+        )
+    metrics = {k: float(v) for k, v in trainer.callback_metrics.items() if k.startswith("val/")}
+    if diverged_at is None:
+        trainer.test(module, datamodule=datamodule, verbose=False)
+    metrics |= {k: float(v) for k, v in trainer.callback_metrics.items() if k.startswith("test")}
+    metrics["diverged"] = float(diverged_at is not None)  # for the sweeper's objective
+    return metrics
+
+
+def record_run(
+    cfg, trainer, context: RunContext, metrics: dict, diverged_at, train_seconds
+) -> dict:
+    """metrics.json and the HPARAMS entry, both with what the val/seq_acc curve says (the
+    best value, the steps to the target), read back from the run's own events; returns
+    those curve metrics."""
+    output_dir = context.output_dir
+    for logger in trainer.loggers:
+        logger.save()  # the events on disk, to read the val/seq_acc curve back
+    curve = curve_metrics(read_scalars(output_dir).get(CURVE_TAG, []), cfg.target_seq_acc)
+    record = dict(sorted((metrics | curve).items()))
+    record |= {"global_step": trainer.global_step, "train_seconds": round(train_seconds, 1)}
+    record["torch_threads"] = torch.get_num_threads()  # pinned in a parallel sweep
+    record |= {"diverged": diverged_at is not None, "diverged_at_step": diverged_at}
+    (output_dir / "metrics.json").write_text(json.dumps(record, indent=2) + "\n")
+    run = {"run/diverged": metrics["diverged"], "run/train_seconds": train_seconds}
+    params, overridden = run_hparams(cfg, context.overrides)
+    differs = differing_keys(context.hydra, overridden)
+    write_hparams(trainer, params, differs, metric_names(cfg), curve | run)
+    return curve
+
+
+def train(cfg: DictConfig, context: RunContext | None = None) -> dict[str, float]:
+    """Fit, validate and test; the final metrics, ``diverged`` 1.0 or 0.0 among them (for
+    a resume of a run that has ended, nothing runs: its ``metrics.json``). A stop on a
+    signal raises :class:`Interrupted` after :func:`~.resume.record_stop`. ``context``:
+    the job Hydra runs in this process, unless given."""
+    context = context or RunContext.from_hydra()
+    started = environment.collect(context.orig_argv)
+    check_config(cfg, context.hydra)
+    try:
+        checkpoint, context = resume_point(cfg, context)
+    except RunFinished as finished:  # nothing to train: what the run recorded is the result
+        print(finished, flush=True)
+        discard_start(context.started_in, finished.run)
+        return finished.metrics
+    cfg = context.job_config(cfg)
+    L.seed_everything(cfg.seed, workers=True)
+    datamodule, module, trainer = build(cfg)
+    if trainer.is_global_zero:
+        open_run_folder(cfg, trainer, context, started)
+
+    start = time.perf_counter()
+    try:
+        trainer.fit(module, datamodule=datamodule, ckpt_path=checkpoint, weights_only=True)
+    except Interrupted as stop:  # Ctrl-C or SIGTERM, last.ckpt saved at the step reached
+        if trainer.is_global_zero:
+            record_stop(stop, context)
+        raise
+    train_seconds = time.perf_counter() - start
+    diverged_at = diverged_at_step(trainer)
+    metrics = final_metrics(trainer, module, datamodule, diverged_at)
+    if trainer.is_global_zero:
+        metrics |= record_run(cfg, trainer, context, metrics, diverged_at, train_seconds)
+        summarize(module, datamodule, metrics, cfg.samples)
+        log.info("metrics: %s", context.output_dir.resolve() / "metrics.json")
+    return metrics
+
+
+def record_failure(error: BaseException, context: RunContext) -> None:
+    """Leave ``failed.json`` in the job folder, for the sweep summary and the report."""
+    failure = {
+        "error": type(error).__name__,
+        "message": str(error),
+        "traceback": traceback.format_exc(),
+    }
+    (context.started_in / "failed.json").write_text(json.dumps(failure, indent=2) + "\n")

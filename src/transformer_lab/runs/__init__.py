@@ -1,0 +1,3 @@
+"""What a run leaves in its folder, written by a job and read by the sweep and the report:
+the layout, the records (environment.json, HPARAMS) and the one reader.
+"""

@@ -1,0 +1,41 @@
+"""The sweep's side of the configuration check: a Hydra callback that checks the config of a
+run, or of every job of a sweep, before Hydra makes any folder.
+
+Hydra calls ``on_run_start`` before ``run_job`` makes the run folder, and
+``on_multirun_start`` before the sweeper makes the sweep folder, so a bad value leaves
+nothing behind (:func:`transformer_lab.job.checks.check_config` says what is checked). An
+optimizing sweeper's search space is checked too: no job's config shows it.
+"""
+
+from hydra.experimental.callback import Callback
+from omegaconf import DictConfig
+
+from transformer_lab.config.jobs import job_configs, split_config
+from transformer_lab.config.validation import ConfigError
+from transformer_lab.job.checks import check_config, refuse
+from transformer_lab.sweep.search_space import check_warmup_range
+
+
+class ConfigCheck(Callback):
+    """Checks the config of a run, or of every job of a sweep, before any folder exists.
+
+    Hydra turns a callback's exception into a warning and goes on, so this one exits.
+    """
+
+    def on_run_start(self, config: DictConfig, **kwargs) -> None:
+        try:
+            check_config(*split_config(config))
+        except ConfigError as error:
+            refuse(error)
+
+    def on_multirun_start(self, config: DictConfig, **kwargs) -> None:
+        for job, job_config, hydra_cfg in job_configs(config):
+            try:
+                check_config(job_config, hydra_cfg)
+            except ConfigError as error:
+                refuse(error, job)
+        if "optuna" in config.hydra.sweeper._target_:
+            try:
+                check_warmup_range(config)  # the search space, which no job config shows
+            except ConfigError as error:
+                refuse(error)
