@@ -1,0 +1,50 @@
+"""A checkpoint written before the package was laid out by stage (``lit_module.py`` and the
+rest at the package root) still evaluates and resumes: a checkpoint names no module path,
+only settings and weights. The fixture is a 6-step run of a tiny smoke model, written by
+commit 3ca5b5d; its metrics.json said test/loss 3.0082290172576904."""
+
+from pathlib import Path
+
+import pytest
+import torch
+from hydra import compose, initialize_config_dir
+from hydra.core.global_hydra import GlobalHydra
+
+from transformer_lab.evaluate import evaluate
+from transformer_lab.job.run import train
+
+CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
+OLD = Path(__file__).resolve().parents[1] / "fixtures" / "checkpoint_before_stage_folders.ckpt"
+ITS_RUN = [
+    "experiment=smoke",
+    "model.d_model=8",
+    "model.d_ff=16",
+    "model.num_heads=2",
+    "model.num_encoder_layers=1",
+    "model.num_decoder_layers=1",
+    "data.train_size=64",
+    "data.val_size=16",
+    "data.test_size=16",
+    "data.batch_size=16",
+    "trainer.val_check_interval=3",
+    "~callbacks.progress_bar",
+]
+
+
+def test_an_old_checkpoint_evaluates_to_its_runs_own_test_loss(tmp_path):
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        cfg = compose("evaluate", overrides=["samples=0", "beam_size=2"])
+    GlobalHydra.instance().clear()
+    cfg.ckpt_path, cfg.output = str(OLD), str(tmp_path / "eval.json")
+    results = evaluate(cfg)
+    assert results["global_step"] == 6
+    assert results["greedy"]["test/loss"] == pytest.approx(3.0082290172576904, abs=1e-6)
+
+
+@pytest.mark.slow
+def test_an_old_checkpoint_resumes_to_more_steps(compose_train, tmp_path):
+    metrics = train(compose_train([*ITS_RUN, "trainer.max_steps=8", f"ckpt_path={OLD}"]))
+    assert metrics["diverged"] == 0.0
+    last = tmp_path / "run" / "checkpoints" / "last.ckpt"
+    assert torch.load(last, weights_only=True)["global_step"] == 8
