@@ -74,6 +74,10 @@ class Seq2SeqLitModule(L.LightningModule):
         norm: str = "post",
         norm_type: str = "layernorm",
         pos_encoding: str = "sinusoidal",
+        encoder_norm: str | None = None,
+        decoder_norm: str | None = None,
+        encoder_pos_encoding: str | None = None,
+        decoder_pos_encoding: str | None = None,
         activation: str = "relu",
         max_len: int = 64,
         tie_embeddings: bool = False,
@@ -106,6 +110,10 @@ class Seq2SeqLitModule(L.LightningModule):
             tie_embeddings=tie_embeddings,
             init_seed=init_seed,
             norm_type=norm_type,
+            encoder_norm=encoder_norm,
+            decoder_norm=decoder_norm,
+            encoder_pos_encoding=encoder_pos_encoding,
+            decoder_pos_encoding=decoder_pos_encoding,
         )
         if compile:  # lazily, at the first call; the state_dict keys stay the same
             self.model.compile()
