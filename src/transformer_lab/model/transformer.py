@@ -65,7 +65,9 @@ class Seq2SeqTransformer(nn.Module):
     """Source and target embeddings, an encoder and a decoder stack, an output head.
 
     ``init_seed`` makes the initial weights independent of the global RNG (see
-    :mod:`.init`); leave it ``None`` to draw from the global RNG as usual.
+    :mod:`.init`); leave it ``None`` to draw from the global RNG as usual. The arguments
+    ``encoder_norm``/``decoder_norm`` name a placement; the attributes of those names are
+    the stacks' final norms (their state-dict keys predate the arguments).
     """
 
     def __init__(
@@ -104,8 +106,8 @@ class Seq2SeqTransformer(nn.Module):
             d_ff=d_ff,
             max_len=max_len,
         )
-        encoder_norm, decoder_norm = per_stack("norm", norm, encoder_norm, decoder_norm)
-        encoder_pos_encoding, decoder_pos_encoding = per_stack(
+        encoder_norm, decoder_norm = _stack_choices("norm", norm, encoder_norm, decoder_norm)
+        encoder_pos_encoding, decoder_pos_encoding = _stack_choices(
             "pos_encoding", pos_encoding, encoder_pos_encoding, decoder_pos_encoding
         )
         self.d_model, self.max_len = d_model, max_len
@@ -278,7 +280,7 @@ def _stack(
     return layers, final_norm(config.d_model, config.norm, config.norm_type)
 
 
-def per_stack(key: str, shared: str, encoder: str | None, decoder: str | None):
+def _stack_choices(key: str, shared: str, encoder: str | None, decoder: str | None):
     """``(the encoder's choice, the decoder's choice)`` of ``key`` (``norm`` or
     ``pos_encoding``): each stack's own where given, else ``shared``; InvalidSetting names
     the setting (``encoder_norm``, ...) whose name is unknown."""
