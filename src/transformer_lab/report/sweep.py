@@ -57,8 +57,9 @@ class Sweep:
     def architectures(self) -> dict[str, list[dict]]:
         """The finished runs' ``norm_comparison.json`` records by the model they measured.
 
-        Twins differ from the run only in ``norm``, so records of runs that differ only in
-        norm or seed describe one architecture, and runs that share the seed too measured
+        Twins differ from the run only in the norm placement (a record leaves per-stack
+        placements to ``norm``), so records of runs that differ only in placement or seed
+        describe one architecture, and runs that share the seed too measured
         the very same twins: those count once. Each architecture is named by the model
         arguments in which the sweep's architectures differ (``"num_encoder_layers=6"``).
         """
