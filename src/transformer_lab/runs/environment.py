@@ -80,7 +80,7 @@ def git_state(package_dir: Path) -> dict[str, str | bool | None]:
 
 def collect(command: Sequence[str]) -> dict:
     """This process's environment as JSON-ready values; ``command`` is the command line
-    that started the job (``sys.orig_argv``, or the sweep's in a parallel worker)."""
+    that started the job (``sys.orig_argv``; in a sweep, its process's: ``sweep.json``)."""
     gpus = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
     return {
         "start_time": datetime.now(timezone.utc).astimezone().isoformat(timespec="seconds"),
