@@ -129,7 +129,15 @@ def metric_names(cfg: DictConfig) -> tuple[str, ...]:
 
 
 def mark_differs(experiment: Summary, keys: set[str]) -> Summary:
-    """The HPARAMS experiment summary with ``differs`` set on ``keys``."""
+    """The HPARAMS experiment summary with ``differs`` set on ``keys``.
+
+    The one edit of a library's data by hand, as no public API sets ``differs``: torch's
+    ``hparams()`` leaves it unset, TensorBoard's TensorFlow-free summary API
+    (``hparams_config_pb``) has no such field, and its API that takes ``HParamInfo``
+    messages (``summary.experiment_pb``) needs TensorFlow. So the plugin data (the
+    ``HParamInfo`` messages of TensorBoard's ``plugin_data.proto``) is decoded, marked and
+    encoded again; tests/runs/test_hparams_differs.py reads it back through TensorBoard's
+    own reader."""
     value = experiment.value[0]
     data = HParamsPluginData.FromString(value.metadata.plugin_data.content)
     for info in data.experiment.hparam_infos:
