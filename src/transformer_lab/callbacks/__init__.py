@@ -8,6 +8,7 @@ from transformer_lab.callbacks.layer_stats import LayerStats
 from transformer_lab.callbacks.length_series import LengthSeries
 from transformer_lab.callbacks.norm_comparison import NormComparison
 from transformer_lab.callbacks.positional_map import PositionalMap
+from transformer_lab.callbacks.progress import StepProgressBar
 from transformer_lab.callbacks.samples import SampleGenerations
 from transformer_lab.callbacks.scalar_layout import ScalarLayout
 
@@ -23,5 +24,6 @@ __all__ = [
     "PositionalMap",
     "SampleGenerations",
     "ScalarLayout",
+    "StepProgressBar",
     "diverged_at_step",
 ]

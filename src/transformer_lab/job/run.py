@@ -128,7 +128,7 @@ def record_run(
     (output_dir / "metrics.json").write_text(json.dumps(record, indent=2) + "\n")
     run = {"run/diverged": metrics["diverged"], "run/train_seconds": train_seconds}
     params, overridden = run_hparams(cfg, context.overrides)
-    differs = differing_keys(context.hydra, overridden)
+    differs = differing_keys(context.swept, overridden)
     write_hparams(trainer, params, differs, metric_names(cfg), curve | run)
     return curve
 
