@@ -7,7 +7,6 @@ import torch
 from transformer_lab.tokens import BOS, EOS, PAD
 from transformer_lab.training import module as module_file
 from transformer_lab.training.metrics import StageMetrics
-from transformer_lab.training.module import Seq2SeqLitModule
 
 TGT_OUT = torch.tensor(
     [[5, 4, 3, EOS, PAD], [6, EOS, PAD, PAD, PAD], [4, 9, 8, 7, EOS], [6, 5, EOS, PAD, PAD]]
@@ -58,8 +57,12 @@ def test_a_split_without_oracle_decodings_reports_no_oracle_metrics():
     assert oracle_part(values) == {} and values["seq_acc"] == 1.0
 
 
-def test_the_test_stages_decode_at_each_targets_length_and_validation_does_not(monkeypatch):
-    module = Seq2SeqLitModule(10, 10, d_model=16, num_heads=2, d_ff=32, max_len=8)
+def test_the_test_stages_decode_at_each_targets_length_and_validation_does_not(
+    lab_module, monkeypatch
+):
+    module = lab_module(
+        src_vocab_size=10, tgt_vocab_size=10, d_model=16, num_heads=2, d_ff=32, max_len=8
+    )
     asked = []
 
     def oracle(model, src, lengths):
