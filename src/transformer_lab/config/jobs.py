@@ -35,20 +35,35 @@ def split_config(config: DictConfig) -> tuple[DictConfig, DictConfig]:
     return task, config.hydra
 
 
+def _sweep_overrides(config: DictConfig, parser: OverridesParser) -> list:
+    """The sweep's overrides, parsed: its ``hydra.sweeper.params`` and the command line's."""
+    params = [f"{key}={value}" for key, value in (config.hydra.sweeper.params or {}).items()]
+    return parser.parse_overrides([*params, *config.hydra.overrides.task])  # BasicSweeper's join
+
+
+def job_overrides(config: DictConfig) -> list[list[str]] | None:
+    """Each job's overrides as the basic sweeper expands them, the swept values and those
+    every job shares (``["experiment=smoke", "model/norm=pre", "seed=1"]``), in launch order;
+    None for another sweeper, which draws its jobs as it goes."""
+    if config.hydra.sweeper._target_ != BASIC_SWEEPER:
+        return None
+    parser = OverridesParser.create(config_loader=GlobalHydra.instance().config_loader())
+    (jobs,) = BasicSweeper.split_arguments(_sweep_overrides(config, parser), max_batch_size=None)
+    return jobs
+
+
 def job_configs(config: DictConfig) -> Iterator[tuple[str | None, DictConfig, DictConfig]]:
     """``(name, config, hydra node)`` of each job of the basic sweeper, the job named by
     its swept overrides (``model.lr=abc,seed=1``); for another sweeper, the sweep's own
     config only, named None."""
-    if config.hydra.sweeper._target_ != BASIC_SWEEPER:
+    jobs = job_overrides(config)
+    if jobs is None:
         yield None, *split_config(config)
         return
     loader = GlobalHydra.instance().config_loader()
     parser = OverridesParser.create(config_loader=loader)
-    params = [f"{key}={value}" for key, value in (config.hydra.sweeper.params or {}).items()]
-    arguments = [*params, *config.hydra.overrides.task]  # as BasicSweeper.sweep joins them
-    overrides = parser.parse_overrides(arguments)
+    overrides = _sweep_overrides(config, parser)
     swept = {o.get_key_element() for o in overrides if o.is_sweep_override()}
-    (jobs,) = BasicSweeper.split_arguments(overrides, max_batch_size=None)
     composed: dict[tuple[str, ...], tuple[DictConfig, DictConfig]] = {}
     for job in jobs:
         groups, values = [], []
