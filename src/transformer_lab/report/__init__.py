@@ -1,30 +1,62 @@
 """The sweep report: ``python -m transformer_lab.report outputs/multirun/<sweep>``.
 
-Reads every job of a Hydra multirun (its overrides, ``metrics.json``, TensorBoard scalars
-and ``norm_comparison.json``) and writes ``report.md`` plus PNG figures into the sweep
-folder, and both into the TensorBoard run ``<sweep>/report/``: final metrics per
-configuration (mean ± std over seeds), steps to a target ``val/seq_acc``, diverged runs
-marked, accuracy by length past the training lengths (a ``test_long`` split, as in
-``experiment=pe_extrapolation``), the learning-rate window when the sweep varies
-``model.lr`` (a heatmap per architecture, the best learning rate per configuration), and
-figures: the validation-loss curves grouped by ``model.norm``, exact-match accuracy
-against length, and the gradient norm by layer at initialisation per norm placement.
-It groups by whichever overrides vary, so it works on any sweep; jobs that have not
-finished (still running, killed, failed) are listed, and the finished ones still reported.
+Reads every job of a Hydra multirun (its overrides, its config, ``metrics.json``,
+TensorBoard scalars and ``norm_comparison.json``) and writes ``report.md`` plus PNG figures
+into the sweep folder, and both into the TensorBoard run ``<sweep>/report/``: first the
+verdict on each hypothesis the experiment stated (``supported``, ``contradicted`` or
+``inconclusive``, with its numbers), then final metrics per configuration (the mean and a
+95% confidence interval over seeds, n shown), the median steps to a target
+``val/seq_acc`` as censored data, diverged runs marked, how each configuration trained
+(clipped steps, gradient norm, loss spikes), paired comparisons along every swept key
+(the difference, its interval and a word), accuracy by length past the training lengths
+(a ``test_long`` split, as in ``experiment=pe_extrapolation``), the learning-rate window
+when the sweep varies ``model.lr`` (a heatmap per architecture, the best learning rate per
+configuration), and figures: the validation-loss curves grouped by ``model.norm``,
+exact-match accuracy against length, and the gradient norm by layer at initialisation per
+norm placement. It groups by whichever overrides vary, so it works on any sweep; jobs that
+have not finished (still running, killed, failed) are listed, and the finished ones still
+reported. A hypothesis the sweep cannot evaluate gets one line and exit status 2.
 """
 
 import argparse
 import sys
 from pathlib import Path
 
+from omegaconf import OmegaConf
+
+from transformer_lab.config.validation import ConfigError
 from transformer_lab.console import quiet_library_notices
+from transformer_lab.report.comparisons import comparison_tables
 from transformer_lab.report.figures import FIGURES
 from transformer_lab.report.lengths import length_table
 from transformer_lab.report.lr_window import best_lr_table, lr_heatmaps
 from transformer_lab.report.provenance import provenance_section
 from transformer_lab.report.sweep import NotASweep, Sweep, group_runs, load_sweep
-from transformer_lab.report.table import configuration_table, output_change_table
+from transformer_lab.report.table import configuration_table, output_change_table, stability_table
 from transformer_lab.report.tensorboard import write_tensorboard
+from transformer_lab.report.verdicts import Verdict, judge, read_hypotheses, verdict_lines
+from transformer_lab.runs.reader import Run
+from transformer_lab.sweep.hypotheses import as_text
+
+INTERVALS = (
+    "A cell reads `mean [low, high] n=k`: the mean over the k runs of the configuration and "
+    "its 95% confidence interval, Student t with k − 1 degrees of freedom (made this way "
+    "over new seeds, such intervals hold the true mean 95% of the time; a narrow one says "
+    "the seed matters little). One run reads `value n=1`: no interval."
+)
+COMPARISONS = (
+    "For each swept key and each pair of its values A and B, with every other key equal: "
+    "the difference A − B and its 95% interval, paired by seed where both sides ran it "
+    "(Student t over the per-seed differences), Welch's unpaired interval otherwise. "
+    "`A better` or `B better` when the interval excludes 0 (better: a higher accuracy, a "
+    "lower loss), `no difference detected` when it does not, with roughly how many seeds per "
+    "configuration would detect a difference of the size observed: the smallest n at which "
+    "the interval's half-width, for the spread observed, falls below the observed difference "
+    "(at that n such a true difference is found about half the time; to find it reliably, "
+    "take about twice as many). Diverged runs are left out and counted. Each interval is at "
+    "95% on its own: among 20 comparisons of settings that do not differ, about one reads "
+    "`better` by chance."
+)
 
 
 def _unfinished_lines(sweep: Sweep) -> list[str]:
@@ -48,25 +80,84 @@ def _replicates(sweep: Sweep) -> str:
     return f"each configuration ran once, so there is no spread over {key}"
 
 
-def render(sweep: Sweep, target: float) -> tuple[str, list[tuple[str, str]]]:
-    """``report.md`` of ``sweep`` and its figures ``[(caption, file)]``, which it writes
-    into the sweep folder on the way."""
+def _hypotheses_section(verdicts: list[Verdict]) -> list[str]:
+    if not verdicts:
+        return []
+    lines = [
+        "",
+        "## Hypotheses",
+        "",
+        "What the experiment predicted before it ran, each judged by its rule as in *Paired "
+        "comparisons*: `supported` when the 95% interval of A − B excludes 0 in the "
+        "predicted direction, `contradicted` when it excludes 0 the other way, "
+        "`inconclusive` when it does not, and `inconclusive (n=1)` when a configuration "
+        "compared ran once.",
+        "",
+    ]
+    return lines + [line for verdict in verdicts for line in verdict_lines(verdict)]
+
+
+def _comparisons_section(sweep: Sweep) -> list[str]:
+    if not sweep.config_keys:
+        return []
+    lines = ["", "## Paired comparisons", ""]
+    jobs = group_runs(sweep.finished, sweep.config_keys).values()
+    if max(len(runs) for runs in jobs) < 2:
+        lines.append(
+            f"Every configuration ran once: no difference has a spread to be judged by "
+            f"(n=1). Run each with several `{sweep.replicate_key}` values "
+            f"(`{sweep.replicate_key}=0,1,2`) to compare them."
+        )
+        return lines
+    lines.append(COMPARISONS)
+    for key, table in comparison_tables(sweep):
+        lines += ["", f"### `{key}`", "", table]
+    return lines
+
+
+def render(
+    sweep: Sweep, target: float, verdicts: list[Verdict] = ()
+) -> tuple[str, list[tuple[str, str]]]:
+    """``report.md`` of ``sweep`` (with the ``verdicts`` on its hypotheses) and its figures
+    ``[(caption, file)]``, which it writes into the sweep folder on the way."""
     keys = ", ".join(f"`{k}`" for k in sweep.config_keys) or "nothing (one configuration)"
     lines = [
         f"# Sweep report: {sweep.path.name}",
         "",
         f"{len(sweep.runs)} jobs, {len(sweep.finished)} finished; configurations differ by "
         f"{keys}; {_replicates(sweep)}.",
+        *_hypotheses_section(list(verdicts)),
         "",
         "## Final metrics",
         "",
-        f"Mean ± sample std over the runs of each configuration; diverged runs are counted, "
-        f"not averaged, in every column. Steps: the first validation with `val/seq_acc` ≥ "
-        f"{target:g}, as TensorBoard's step (Lightning logs the validation after update n at "
-        "step n − 1), over the runs that did not diverge; (k/n runs): k of those n reached it.",
+        f"{INTERVALS} Diverged runs are counted, not averaged, in every column. Steps: the "
+        f"first validation with `val/seq_acc` ≥ {target:g}, as TensorBoard's step (Lightning "
+        "logs the validation after update n at step n − 1), the median over the runs, in "
+        "which a run that never reached it counts as beyond its `trainer.max_steps`, and so "
+        "does a diverged run (what it reached before it diverged is not a run that trains): "
+        "`> m` when such runs reach the middle, the median only known to be larger; (k/n): "
+        "k of the n runs reached it.",
         "",
         configuration_table(sweep, target),
     ]
+    stability = stability_table(sweep)
+    if stability:
+        clips = sorted({_clip_value(r) for r in sweep.finished})
+        lines += [
+            "",
+            "## Training stability",
+            "",
+            "Over every finished run, diverged ones too: `train/clip_fraction`, the fraction "
+            "of steps whose gradient norm before clipping exceeded `trainer.gradient_clip_val` "
+            f"({', '.join(clips)}; 0 with clipping off), so a run that would diverge but "
+            "stalls under the clip shows here; `train/grad_norm_max`, the largest gradient "
+            "norm before clipping; `train/loss_spikes`, how many times the training loss "
+            "rose above twice the median of the 50 steps before it "
+            "(`callbacks.training_stability`). Cells as above.",
+            "",
+            stability,
+        ]
+    lines += _comparisons_section(sweep)
     lengths = length_table(sweep)
     if lengths:
         lines += [
@@ -115,14 +206,24 @@ def render(sweep: Sweep, target: float) -> tuple[str, list[tuple[str, str]]]:
     return "\n".join(lines) + "\n", heatmaps + figures
 
 
+def _clip_value(run: Run) -> str:
+    """The run's ``trainer.gradient_clip_val`` (``?`` without its resolved config)."""
+    if run.config is None:
+        return "?"
+    return as_text(OmegaConf.select(run.config, "trainer.gradient_clip_val", default=None))
+
+
 def write_report(path: Path, target: float = 0.9, replicate_key: str = "seed") -> Path:
+    """Write the report of the sweep in ``path``; NotASweep or a ConfigError (a hypothesis
+    the sweep cannot evaluate) before anything is written."""
     sweep = load_sweep(path, replicate_key)
     if not sweep.finished:
         raise NotASweep(
             f"{path}: none of its {len(sweep.runs)} jobs has finished yet (no metrics.json); "
             "nothing to report"
         )
-    text, figures = render(sweep, target)
+    verdicts = [judge(sweep, hypothesis) for hypothesis in read_hypotheses(sweep)]
+    text, figures = render(sweep, target, verdicts)
     report = path / "report.md"
     report.write_text(text)
     sections = text.split("\n## ")
@@ -148,7 +249,7 @@ def main(argv: list[str] | None = None) -> int:
     quiet_library_notices()
     try:
         report = write_report(args.sweep, args.target, args.replicate_key)
-    except NotASweep as error:
+    except (NotASweep, ConfigError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     print(report.read_text())  # the tables, readable in the terminal too
