@@ -20,13 +20,14 @@ reported. A hypothesis the sweep cannot evaluate gets one line and exit status 2
 
 import argparse
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from omegaconf import OmegaConf
 
 from transformer_lab.config.validation import ConfigError
 from transformer_lab.console import quiet_library_notices
-from transformer_lab.report.comparisons import comparison_tables
+from transformer_lab.report.comparisons import comparisons_section
 from transformer_lab.report.figures import FIGURES
 from transformer_lab.report.lengths import length_table
 from transformer_lab.report.lr_window import best_lr_table, lr_heatmaps
@@ -34,8 +35,8 @@ from transformer_lab.report.provenance import provenance_section
 from transformer_lab.report.sweep import NotASweep, Sweep, group_runs, load_sweep
 from transformer_lab.report.table import configuration_table, output_change_table, stability_table
 from transformer_lab.report.tensorboard import write_tensorboard
-from transformer_lab.report.verdicts import Verdict, judge, read_hypotheses, verdict_lines
-from transformer_lab.runs.reader import Run
+from transformer_lab.report.verdicts import Verdict, hypotheses_section, judge, read_hypotheses
+from transformer_lab.runs.order import natural_key
 from transformer_lab.sweep.hypotheses import as_text
 
 INTERVALS = (
@@ -43,19 +44,6 @@ INTERVALS = (
     "its 95% confidence interval, Student t with k − 1 degrees of freedom (made this way "
     "over new seeds, such intervals hold the true mean 95% of the time; a narrow one says "
     "the seed matters little). One run reads `value n=1`: no interval."
-)
-COMPARISONS = (
-    "For each swept key and each pair of its values A and B, with every other key equal: "
-    "the difference A − B and its 95% interval, paired by seed where both sides ran it "
-    "(Student t over the per-seed differences), Welch's unpaired interval otherwise. "
-    "`A better` or `B better` when the interval excludes 0 (better: a higher accuracy, a "
-    "lower loss), `no difference detected` when it does not, with roughly how many seeds per "
-    "configuration would detect a difference of the size observed: the smallest n at which "
-    "the interval's half-width, for the spread observed, falls below the observed difference "
-    "(at that n such a true difference is found about half the time; to find it reliably, "
-    "take about twice as many). Diverged runs are left out and counted. Each interval is at "
-    "95% on its own: among 20 comparisons of settings that do not differ, about one reads "
-    "`better` by chance."
 )
 
 
@@ -80,43 +68,8 @@ def _replicates(sweep: Sweep) -> str:
     return f"each configuration ran once, so there is no spread over {key}"
 
 
-def _hypotheses_section(verdicts: list[Verdict]) -> list[str]:
-    if not verdicts:
-        return []
-    lines = [
-        "",
-        "## Hypotheses",
-        "",
-        "What the experiment predicted before it ran, each judged by its rule as in *Paired "
-        "comparisons*: `supported` when the 95% interval of A − B excludes 0 in the "
-        "predicted direction, `contradicted` when it excludes 0 the other way, "
-        "`inconclusive` when it does not, and `inconclusive (n=1)` when a configuration "
-        "compared ran once.",
-        "",
-    ]
-    return lines + [line for verdict in verdicts for line in verdict_lines(verdict)]
-
-
-def _comparisons_section(sweep: Sweep) -> list[str]:
-    if not sweep.config_keys:
-        return []
-    lines = ["", "## Paired comparisons", ""]
-    jobs = group_runs(sweep.finished, sweep.config_keys).values()
-    if max(len(runs) for runs in jobs) < 2:
-        lines.append(
-            f"Every configuration ran once: no difference has a spread to be judged by "
-            f"(n=1). Run each with several `{sweep.replicate_key}` values "
-            f"(`{sweep.replicate_key}=0,1,2`) to compare them."
-        )
-        return lines
-    lines.append(COMPARISONS)
-    for key, table in comparison_tables(sweep):
-        lines += ["", f"### `{key}`", "", table]
-    return lines
-
-
 def render(
-    sweep: Sweep, target: float, verdicts: list[Verdict] = ()
+    sweep: Sweep, target: float, verdicts: Sequence[Verdict] = ()
 ) -> tuple[str, list[tuple[str, str]]]:
     """``report.md`` of ``sweep`` (with the ``verdicts`` on its hypotheses) and its figures
     ``[(caption, file)]``, which it writes into the sweep folder on the way."""
@@ -126,7 +79,7 @@ def render(
         "",
         f"{len(sweep.runs)} jobs, {len(sweep.finished)} finished; configurations differ by "
         f"{keys}; {_replicates(sweep)}.",
-        *_hypotheses_section(list(verdicts)),
+        *hypotheses_section(verdicts),
         "",
         "## Final metrics",
         "",
@@ -142,22 +95,24 @@ def render(
     ]
     stability = stability_table(sweep)
     if stability:
-        clips = sorted({_clip_value(r) for r in sweep.finished})
+        spikes = "callbacks.training_stability"
         lines += [
             "",
             "## Training stability",
             "",
             "Over every finished run, diverged ones too: `train/clip_fraction`, the fraction "
             "of steps whose gradient norm before clipping exceeded `trainer.gradient_clip_val` "
-            f"({', '.join(clips)}; 0 with clipping off), so a run that would diverge but "
-            "stalls under the clip shows here; `train/grad_norm_max`, the largest gradient "
-            "norm before clipping; `train/loss_spikes`, how many times the training loss "
-            "rose above twice the median of the 50 steps before it "
-            "(`callbacks.training_stability`). Cells as above.",
+            f"({_settings(sweep, 'trainer.gradient_clip_val')}; 0 with clipping off), so a "
+            "run that would diverge but stalls under the clip shows here; "
+            "`train/grad_norm_max`, the largest gradient norm before clipping; "
+            "`train/loss_spikes`, how many times the training loss rose above "
+            f"{_settings(sweep, f'{spikes}.spike_factor')} times the median of the "
+            f"{_settings(sweep, f'{spikes}.spike_window')} steps before it (`{spikes}`). "
+            "Cells as above.",
             "",
             stability,
         ]
-    lines += _comparisons_section(sweep)
+    lines += comparisons_section(sweep)
     lengths = length_table(sweep)
     if lengths:
         lines += [
@@ -206,11 +161,14 @@ def render(
     return "\n".join(lines) + "\n", heatmaps + figures
 
 
-def _clip_value(run: Run) -> str:
-    """The run's ``trainer.gradient_clip_val`` (``?`` without its resolved config)."""
-    if run.config is None:
-        return "?"
-    return as_text(OmegaConf.select(run.config, "trainer.gradient_clip_val", default=None))
+def _settings(sweep: Sweep, key: str) -> str:
+    """The values of the setting ``key`` in the finished runs' resolved configs (``?``
+    for a run without one), ``"1.0"`` or ``"0.5, 1.0"``."""
+    values = {
+        "?" if r.config is None else as_text(OmegaConf.select(r.config, key, default=None))
+        for r in sweep.finished
+    }
+    return ", ".join(sorted(values, key=natural_key))
 
 
 def write_report(path: Path, target: float = 0.9, replicate_key: str = "seed") -> Path:

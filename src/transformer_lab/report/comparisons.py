@@ -29,6 +29,19 @@ from transformer_lab.sweep.hypotheses import same_value
 from transformer_lab.training.metric_names import higher_is_better
 
 PRIMARY_METRICS = ("val/seq_acc", "val/seq_acc_auc", "val/loss")
+COMPARISONS = (
+    "For each swept key and each pair of its values A and B, with every other key equal: "
+    "the difference A − B and its 95% interval, paired by seed where both sides ran it "
+    "(Student t over the per-seed differences), Welch's unpaired interval otherwise. "
+    "`A better` or `B better` when the interval excludes 0 (better: a higher accuracy, a "
+    "lower loss), `no difference detected` when it does not, with roughly how many seeds per "
+    "configuration would detect a difference of the size observed: the smallest n at which "
+    "the interval's half-width, for the spread observed, falls below the observed difference "
+    "(at that n such a true difference is found about half the time; to find it reliably, "
+    "take about twice as many). Diverged runs are left out and counted. Each interval is at "
+    "95% on its own: among 20 comparisons of settings that do not differ, about one reads "
+    "`better` by chance."
+)
 
 Settings = list[tuple[str, str]]  # [(key, value), ...]
 
@@ -173,3 +186,23 @@ def comparison_tables(sweep: Sweep) -> list[tuple[str, str]]:
             header = [*rest, "A", "B", "metric", "A − B [95% CI]", "interval of", "verdict"]
             tables.append((key, markdown(header, rows)))
     return tables
+
+
+def comparisons_section(sweep: Sweep) -> list[str]:
+    """The report's section, its tables under a heading per key; one line when every
+    configuration ran once."""
+    if not sweep.config_keys:
+        return []
+    lines = ["", "## Paired comparisons", ""]
+    jobs = group_runs(sweep.finished, sweep.config_keys).values()
+    if max(len(runs) for runs in jobs) < 2:
+        lines.append(
+            f"Every configuration ran once: no difference has a spread to be judged by "
+            f"(n=1). Run each with several `{sweep.replicate_key}` values "
+            f"(`{sweep.replicate_key}=0,1,2`) to compare them."
+        )
+        return lines
+    lines.append(COMPARISONS)
+    for key, table in comparison_tables(sweep):
+        lines += ["", f"### `{key}`", "", table]
+    return lines

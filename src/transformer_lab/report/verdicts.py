@@ -14,6 +14,7 @@ excludes 0 the other way, ``inconclusive`` when it does not, and ``inconclusive 
 never a guess, when a configuration compared ran once.
 """
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from omegaconf import OmegaConf
@@ -88,3 +89,21 @@ def verdict_lines(verdict: Verdict) -> list[str]:
         f"- **{verdict.word}** `{h.id}`: {h.claim} ({h.source})",
         f"  {rule}: {'; '.join(sides)}; {result}; predicted: {h.predicted}.",
     ]
+
+
+def hypotheses_section(verdicts: Sequence[Verdict]) -> list[str]:
+    """The report's first section: a bullet per verdict (none without hypotheses)."""
+    if not verdicts:
+        return []
+    lines = [
+        "",
+        "## Hypotheses",
+        "",
+        "What the experiment predicted before it ran, each judged by its rule as in *Paired "
+        "comparisons*: `supported` when the 95% interval of A − B excludes 0 in the "
+        "predicted direction, `contradicted` when it excludes 0 the other way, "
+        "`inconclusive` when it does not, and `inconclusive (n=1)` when a configuration "
+        "compared ran once.",
+        "",
+    ]
+    return lines + [line for verdict in verdicts for line in verdict_lines(verdict)]
