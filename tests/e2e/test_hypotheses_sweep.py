@@ -152,6 +152,6 @@ def test_a_hypothesis_the_sweep_cannot_evaluate_stops_it_before_any_folder(
     errors = [line for line in run.stderr.splitlines() if line.startswith("error")]
     assert errors == [
         "error: hypotheses.large_lr_learns_sooner.key='model.d_model': the sweep does not vary "
-        "it; allowed: model.lr"
+        "it; allowed: model.lr, or hypotheses=[] to judge none"
     ]
     assert not (tmp_path / "outputs").exists()

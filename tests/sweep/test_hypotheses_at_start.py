@@ -63,7 +63,7 @@ REFUSED = [
     (
         "hypotheses.0.key=model.lr",
         f"{FIRST}.key='model.lr': the sweep does not vary it; allowed: depth, model.norm, "
-        "model.schedule",
+        "model.schedule, or hypotheses=[] to judge none",
     ),
     (
         "hypotheses.0.values=[linear_warmup,noam]",
