@@ -270,3 +270,20 @@ def test_a_hypothesis_the_sweep_cannot_evaluate_gets_one_line_and_no_report(
     assert capsys.readouterr().err == f"error: {message}\n"
     assert (tmp_path / "report.md").read_text() == "the earlier report"  # nothing lost
     assert not (tmp_path / "report").exists()
+
+
+def test_a_sweep_of_one_seed_per_configuration_gets_no_verdict_but_inconclusive(tmp_path):
+    for (norm, schedule), runs in AUC.items():
+        value, reached = next(iter(runs.values()))
+        metrics = {"val/seq_acc_auc": value, "val/loss": 1.0 - value, "diverged": False}
+        overrides = {"model/norm": norm, "model.schedule": schedule, "seed": 0}
+        job = hand_made_job(tmp_path, overrides, metrics, {"val/seq_acc": curve(reached)}, CONFIG)
+        (job / ".hydra" / "config.yaml").write_text(HYPOTHESES)
+    assert main([str(tmp_path)]) == 0
+    report = (tmp_path / "report.md").read_text()
+    verdicts = [line for line in section(report, "Hypotheses").splitlines() if line[:3] == "- *"]
+    assert [line.split("**")[1] for line in verdicts] == ["inconclusive (n=1)"] * 4
+    assert section(report, "Paired comparisons").strip() == (
+        "Every configuration ran once: no difference has a spread to be judged by (n=1). Run "
+        "each with several `seed` values (`seed=0,1,2`) to compare them."
+    )
