@@ -49,7 +49,16 @@ CURATED = (
     "trainer.max_steps",
 )
 # top-level keys that are plumbing, not hyper-parameters, even when a job overrides them
-PLUMBING = ("callbacks", "paths", "logger", "hydra", "ckpt_path", "samples", "task_name")
+PLUMBING = (
+    "callbacks",
+    "paths",
+    "logger",
+    "hydra",
+    "ckpt_path",
+    "samples",
+    "task_name",
+    "hypotheses",
+)
 METRICS = (  # TensorBoard ticks the first five: the final loss and what does not saturate
     "val/loss",
     "val/seq_acc",
