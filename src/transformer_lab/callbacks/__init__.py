@@ -11,6 +11,7 @@ from transformer_lab.callbacks.positional_map import PositionalMap
 from transformer_lab.callbacks.progress import StepProgressBar
 from transformer_lab.callbacks.samples import SampleGenerations
 from transformer_lab.callbacks.scalar_layout import ScalarLayout
+from transformer_lab.callbacks.training_stability import TrainingStability, training_stability
 
 __all__ = [
     "AttentionMaps",
@@ -25,5 +26,7 @@ __all__ = [
     "SampleGenerations",
     "ScalarLayout",
     "StepProgressBar",
+    "TrainingStability",
     "diverged_at_step",
+    "training_stability",
 ]

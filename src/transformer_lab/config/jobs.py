@@ -82,6 +82,22 @@ def apply_value_overrides(overrides: list[Override], config: DictConfig) -> None
                 raise ConfigCompositionException(f"Could not override '{key}'") from error
 
 
+def _sweep_overrides(config: DictConfig, parser: OverridesParser) -> list[Override]:
+    """The sweep's overrides, parsed: its ``hydra.sweeper.params`` and the command line's."""
+    params = [f"{key}={value}" for key, value in (config.hydra.sweeper.params or {}).items()]
+    return parser.parse_overrides([*params, *config.hydra.overrides.task])  # BasicSweeper's join
+
+
+def job_overrides(config: DictConfig) -> list[list[str]] | None:
+    """Each job's overrides as the basic sweeper expands them, the swept values and those
+    every job shares (``["experiment=smoke", "model/norm=pre", "seed=1"]``), in launch order;
+    None for another sweeper, which draws its jobs as it goes."""
+    if config.hydra.sweeper._target_ != BASIC_SWEEPER:
+        return None
+    parser = OverridesParser.create(config_loader=GlobalHydra.instance().config_loader())
+    return expand_sweep(_sweep_overrides(config, parser))
+
+
 def job_configs(config: DictConfig) -> Iterator[tuple[str | None, DictConfig, DictConfig]]:
     """``(name, config, hydra node)`` of each job of the basic sweeper, the job named by
     its swept overrides (``model.lr=abc,seed=1``); for another sweeper, the sweep's own
@@ -91,18 +107,16 @@ def job_configs(config: DictConfig) -> Iterator[tuple[str | None, DictConfig, Di
         return
     loader = GlobalHydra.instance().config_loader()
     parser = OverridesParser.create(config_loader=loader)
-    params = [f"{key}={value}" for key, value in (config.hydra.sweeper.params or {}).items()]
-    arguments = [*params, *config.hydra.overrides.task]  # as the basic sweeper joins them
-    overrides = parser.parse_overrides(arguments)
+    overrides = _sweep_overrides(config, parser)
     swept = {o.get_key_element() for o in overrides if o.is_sweep_override()}
     groups = {o.key_or_group for o in overrides if loader.get_group_options(o.key_or_group)}
     composed: dict[tuple[str, ...], tuple[DictConfig, DictConfig]] = {}
     for job in expand_sweep(overrides):
-        job_overrides = parser.parse_overrides(job)
-        key = tuple(o.input_line for o in job_overrides if o.key_or_group in groups)
+        parsed = parser.parse_overrides(job)
+        key = tuple(o.input_line for o in parsed if o.key_or_group in groups)
         if key not in composed:
             composed[key] = split_config(loader.load_sweep_config(config, list(key)))
         task, hydra = composed[key]
         task = copy.deepcopy(task)
-        apply_value_overrides([o for o in job_overrides if o.key_or_group not in groups], task)
+        apply_value_overrides([o for o in parsed if o.key_or_group not in groups], task)
         yield ",".join(o for o in job if o.split("=", 1)[0] in swept), task, hydra

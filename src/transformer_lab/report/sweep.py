@@ -10,6 +10,7 @@ from pathlib import Path
 
 from transformer_lab.runs.order import natural_key
 from transformer_lab.runs.reader import Run, read_jobs
+from transformer_lab.sweep.hypotheses import varying_keys
 
 NOT_SET = "(default)"  # the value of a key that a job did not override
 
@@ -34,8 +35,7 @@ class Sweep:
     varying: list[str] = field(init=False)  # the override keys that differ between jobs
 
     def __post_init__(self):
-        keys = sorted({key for run in self.runs for key in run.overrides})
-        self.varying = [k for k in keys if len({r.overrides.get(k) for r in self.runs}) > 1]
+        self.varying = varying_keys([run.overrides for run in self.runs])
 
     @property
     def config_keys(self) -> list[str]:

@@ -3,8 +3,9 @@
 Not the whole config tree (about 80 constants such as ``callbacks.*.dirpath`` would push
 the swept key off screen), but first the keys the job overrides (its sweep axes, ``seed``
 included), then a short curated set that matters when comparing runs. Metrics are final
-values plus what the final values hide: the best ``val/seq_acc``, the steps to reach a
-target, whether the run diverged and how long it trained.
+values plus what the final values hide: the area under the ``val/seq_acc`` curve, the steps
+to reach a target, the best ``val/seq_acc``, how often the gradient was clipped, its largest
+norm and the loss spikes, whether the run diverged and how long it trained.
 
 Every HPARAMS entry of a sweep lists the same metric names, present or not: TensorBoard
 takes the column list from the first run it finds, so a metric missing there (a target
@@ -46,13 +47,26 @@ CURATED = (
     "trainer.max_steps",
 )
 # top-level keys that are plumbing, not hyper-parameters, even when a job overrides them
-PLUMBING = ("callbacks", "paths", "logger", "hydra", "ckpt_path", "samples", "task_name")
-METRICS = (
+PLUMBING = (
+    "callbacks",
+    "paths",
+    "logger",
+    "hydra",
+    "ckpt_path",
+    "samples",
+    "task_name",
+    "hypotheses",
+)
+METRICS = (  # TensorBoard ticks the first five: the final loss and what does not saturate
     "val/loss",
     "val/seq_acc",
-    "val/seq_acc_best",
+    "val/seq_acc_auc",
     "val/steps_to_target",
     "test/seq_acc",
+    "val/seq_acc_best",
+    "train/clip_fraction",
+    "train/grad_norm_max",
+    "train/loss_spikes",
     "run/diverged",
     "run/train_seconds",
 )
