@@ -71,7 +71,7 @@ REFUSED = [
     (
         ["optimized_metric=val/acc"],
         "optimized_metric='val/acc' is not a metric a run reports; allowed: "
-        "<val|test|test_long>/<loss|ppl|token_acc|seq_acc> or val/seq_acc_best",
+        "<val|test|test_long>/<loss|ppl|token_acc|seq_acc|bleu|chrf> or val/seq_acc_best",
     ),
     (
         ["ckpt_path=/nowhere/last.ckpt"],

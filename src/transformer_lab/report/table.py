@@ -13,8 +13,16 @@ from transformer_lab.report.sweep import Sweep
 from transformer_lab.runs import learning_curve
 from transformer_lab.runs.reader import Run
 
-TABLE_METRICS = ("val/loss", "val/seq_acc", "test/seq_acc", "test_long/seq_acc")
+TABLE_METRICS = (
+    "val/loss",
+    "val/seq_acc",
+    "test/seq_acc",
+    "test_long/seq_acc",
+    "test/bleu",  # data=pairs: sacrebleu's 0-100 scale
+    "test/chrf",
+)
 EMPTY = "—"
+FORMATS = {"seq_acc": ".3f", "bleu": ".1f", "chrf": ".1f"}  # by metric; else .4f
 
 
 def mean_std(values: list[float], fmt: str) -> str:
@@ -68,7 +76,7 @@ def configuration_table(sweep: Sweep, target: float) -> str:
         row = [*config, str(len(runs)), _diverged_cell(runs)]
         for metric in metrics:
             values = [r.metrics[metric] for r in kept if metric in r.metrics]
-            row.append(mean_std(values, ".3f" if "acc" in metric else ".4f"))
+            row.append(mean_std(values, FORMATS.get(metric.rpartition("/")[2], ".4f")))
         row.append(steps_cell(runs, target))
         row.append(mean_std([r.metrics["train_seconds"] for r in runs], ".0f"))
         rows.append(row)

@@ -30,6 +30,7 @@ from transformer_lab.runs.command import typed_overrides
 
 CURATED = (
     "data.task",
+    "data.tokenizer",
     "data.min_len",
     "data.max_len",
     "data.batch_size",
@@ -59,6 +60,7 @@ METRICS = (
     "run/train_seconds",
 )
 LONG_METRICS = ("test_long/seq_acc",)  # listed when the data has a test_long split
+TEXT_METRICS = ("val/bleu", "val/chrf", "test/bleu", "test/chrf")  # data read by a tokenizer
 
 Value = int | float | str | bool
 
@@ -129,7 +131,8 @@ def differing_keys(hydra_cfg: DictConfig, overridden: set[str]) -> set[str]:
 
 def metric_names(cfg: DictConfig) -> tuple[str, ...]:
     has_long = OmegaConf.select(cfg, "data.test_long_size", default=0)
-    return METRICS + LONG_METRICS if has_long else METRICS
+    has_text = OmegaConf.select(cfg, "data.tokenizer", default=None) is not None
+    return METRICS + LONG_METRICS * bool(has_long) + TEXT_METRICS * has_text
 
 
 def mark_differs(experiment: Summary, keys: set[str]) -> Summary:

@@ -4,11 +4,13 @@
 
 import re
 
-# val/seq_acc, test/loss, test_long/token_acc, ..., and the best val/seq_acc of the run
+# val/seq_acc, test/loss, test_long/token_acc, val/bleu (data=pairs), ..., and the best
+# val/seq_acc of the run
 METRIC_PATTERN = re.compile(
-    r"^(?:(?:val|test|test_long)/(loss|ppl|token_acc|seq_acc)|val/(seq_acc)_best)$"
+    r"^(?:(?:val|test|test_long)/(loss|ppl|token_acc|seq_acc|bleu|chrf)|val/(seq_acc)_best)$"
 )
-HIGHER_IS_BETTER = ("token_acc", "seq_acc")  # fractions in [0, 1]: the worst is 0
+# fractions in [0, 1] and scores in [0, 100]: the worst is 0
+HIGHER_IS_BETTER = ("token_acc", "seq_acc", "bleu", "chrf")
 
 
 def higher_is_better(name: str) -> bool:
@@ -23,7 +25,7 @@ def check_optimized_metric(name: str, direction: str | None = None) -> None:
     if not METRIC_PATTERN.match(name):
         raise ValueError(
             f"optimized_metric={name!r} is not a metric a run reports; allowed: "
-            "<val|test|test_long>/<loss|ppl|token_acc|seq_acc> or val/seq_acc_best"
+            "<val|test|test_long>/<loss|ppl|token_acc|seq_acc|bleu|chrf> or val/seq_acc_best"
         )
     natural = "maximize" if higher_is_better(name) else "minimize"
     if direction is not None and direction != natural:
