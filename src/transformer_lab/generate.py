@@ -109,12 +109,12 @@ def check_settings(cfg: DictConfig, model) -> int:
     return cfg.max_new_tokens or model.max_len
 
 
-def decode(model, src: torch.Tensor, cfg: DictConfig, max_new: int, batch: int) -> torch.Tensor:
-    """``[B, <= 1 + max_new]`` from BOS by the configured search."""
+def decode(model, src: torch.Tensor, cfg: DictConfig, max_new: int, seed: int) -> torch.Tensor:
+    """``[B, <= 1 + max_new]`` from BOS by the configured search (``seed``: sampling's)."""
     if cfg.decoding == "beam":
         return beam_search(model, src, cfg.beam_size, max_new, cfg.length_penalty)
     if cfg.decoding == "sample":
-        return sample(model, src, max_new, cfg.temperature, cfg.top_k, cfg.seed + batch)
+        return sample(model, src, max_new, cfg.temperature, cfg.top_k, seed)
     return greedy(model, src, max_new)
 
 
@@ -134,11 +134,14 @@ def generate(cfg: DictConfig) -> list[Line]:
         model.to(cfg.device)
     lines = encoded(read_lines(cfg.input), datamodule.src_codec, model.max_len)
     readable = sorted((line for line in lines if line.ids), key=lambda line: len(line.ids))
-    for batch, start in enumerate(range(0, len(readable), cfg.batch_size)):
-        chunk = readable[start : start + cfg.batch_size]  # of similar lengths: little padding
+    # batches of similar lengths, little padding; a sampled line alone, drawing from
+    # seed + its number, so that its sample does not depend on the other lines
+    size = 1 if cfg.decoding == "sample" else cfg.batch_size
+    for start in range(0, len(readable), size):
+        chunk = readable[start : start + size]
         src = padded([line.ids for line in chunk], [[] for _ in chunk])[0]
         src = src.to(next(model.parameters()).device)
-        out = decode(model, src, cfg, max_new, batch)  # [B, <= 1 + max_new]
+        out = decode(model, src, cfg, max_new, cfg.seed + chunk[0].number)  # [B, <= 1 + max_new]
         scores = sequence_log_probs(model, src, out).tolist()
         for line, tokens, score in zip(chunk, out[:, 1:].tolist(), scores, strict=True):
             line.output = datamodule.tgt_codec.decode(tokens)

@@ -16,9 +16,9 @@ from hydra.errors import InstantiationException
 from hydra.types import RunMode
 from omegaconf import OmegaConf, open_dict
 
-from transformer_lab.job import build, run
 from transformer_lab.config.jobs import job_configs, split_config
 from transformer_lab.config.validation import ConfigError, InvalidSetting
+from transformer_lab.job import build, run
 from transformer_lab.job.build import build_data_and_model
 from transformer_lab.job.checks import check_config
 from transformer_lab.sweep.checks import ConfigCheck

@@ -30,7 +30,6 @@ from transformer_lab.runs.command import typed_overrides
 
 CURATED = (
     "data.task",
-    "data.tokenizer",
     "data.min_len",
     "data.max_len",
     "data.batch_size",
