@@ -32,6 +32,9 @@ from transformer_lab.config.validation import (
 from transformer_lab.job.build import build_data_and_model
 from transformer_lab.job.resume import resolve_checkpoint
 from transformer_lab.training.metric_names import check_optimized_metric
+from transformer_lab.training.text_metrics import NAMES
+
+TEXT_METRICS = tuple(f"/{name}" for name in NAMES)
 
 
 def check_launcher(cfg: DictConfig, hydra_cfg: DictConfig) -> None:
@@ -83,7 +86,14 @@ def check_config(cfg: DictConfig, hydra_cfg: DictConfig) -> None:
     start a run, or a ConfigError names the first setting that cannot."""
     check_run_settings(cfg, hydra_cfg)
     with torch.device("meta"):  # what the constructors check, without the weights
-        build_data_and_model(cfg)
+        datamodule, _ = build_data_and_model(cfg)
+    if cfg.optimized_metric.endswith(TEXT_METRICS) and not datamodule.reports_text:
+        raise InvalidSetting(
+            "optimized_metric",
+            cfg.optimized_metric,
+            "BLEU and chrF score reference texts, which only data=pairs has",
+            "<val|test|test_long>/<loss|ppl|token_acc|seq_acc> or val/seq_acc_best",
+        )
 
 
 def refuse(error: ConfigError, job: str | None = None) -> NoReturn:

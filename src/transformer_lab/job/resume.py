@@ -20,6 +20,8 @@ import signal
 import warnings
 from pathlib import Path
 
+import hydra
+import torch
 from omegaconf import DictConfig, OmegaConf
 
 from transformer_lab.callbacks import Interrupted
@@ -100,6 +102,19 @@ def resolve_checkpoint(cfg: DictConfig) -> Path | None:
             f"file, 'last', or null"
         )
     return path
+
+
+def learned_settings(cfg: DictConfig, checkpoint: Path | None) -> dict:
+    """What the data of the run being resumed learnt from its files (``data=pairs``: the
+    tokenizers), from the checkpoint: a resumed run reads its data with the tokenizer its
+    weights were trained with, whatever the files say now. Empty for a fresh start and for
+    data that learns nothing."""
+    names = getattr(hydra.utils.get_class(cfg.data._target_), "learned_settings", ())
+    if checkpoint is None or not names:
+        return {}
+    checkpoint = torch.load(checkpoint, map_location="cpu", weights_only=True)
+    saved = checkpoint.get("datamodule_hyper_parameters", {})
+    return {name: saved[name] for name in names if saved.get(name) is not None}
 
 
 def _log_handlers_in(folder: Path) -> list[logging.FileHandler]:

@@ -4,7 +4,8 @@ and what a hypothesis may compare (:mod:`transformer_lab.sweep.hypotheses`).
 """
 
 STAGES = ("val", "test", "test_long")  # test_long: with a data.test_long_size split
-STAGE_METRICS = ("loss", "ppl", "token_acc", "seq_acc")  # of each stage (module.py)
+# of each stage (module.py); bleu and chrf (0-100) with data=pairs
+STAGE_METRICS = ("loss", "ppl", "token_acc", "seq_acc", "bleu", "chrf")
 CURVE_METRICS = ("val/seq_acc_best", "val/seq_acc_auc")  # runs/learning_curve.py
 STABILITY_METRICS = (  # callbacks/training_stability.py: fewer, smaller is better
     "train/clip_fraction",
@@ -15,8 +16,8 @@ METRIC_NAMES = frozenset(
     [f"{s}/{m}" for s in STAGES for m in STAGE_METRICS] + [*CURVE_METRICS, *STABILITY_METRICS]
 )
 METRIC_CHOICES = (
-    "<val|test|test_long>/<loss|ppl|token_acc|seq_acc>, val/seq_acc_best, val/seq_acc_auc, "
-    "train/clip_fraction, train/grad_norm_max or train/loss_spikes"
+    "<val|test|test_long>/<loss|ppl|token_acc|seq_acc|bleu|chrf>, val/seq_acc_best, "
+    "val/seq_acc_auc, train/clip_fraction, train/grad_norm_max or train/loss_spikes"
 )
 LOWER_IS_BETTER = ("loss", "ppl", *(name.split("/")[1] for name in STABILITY_METRICS))
 

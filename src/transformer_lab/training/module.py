@@ -20,6 +20,7 @@ from transformer_lab.training.final_step import is_final_step
 from transformer_lab.training.loss import token_nll
 from transformer_lab.training.metrics import StageMetrics
 from transformer_lab.training.schedules import lr_multiplier
+from transformer_lab.training.text_metrics import TextMetrics
 
 
 def adamw(
@@ -54,12 +55,13 @@ class Seq2SeqLitModule(L.LightningModule):
     ``val`` and ``test`` report ``loss`` (token NLL without label smoothing), ``ppl``,
     ``token_acc`` (teacher-forced argmax, non-PAD labels), ``seq_acc`` (greedy generation
     matches the whole target up to and including EOS) and ``seq_acc_by_len/<n>`` (the same
-    over the sources of ``n`` words). A second test loader is reported under ``test_long/``.
-    The test stages also decode greedily at the oracle length (:func:`greedy_to_length`):
-    ``oracle_seq_acc``, ``oracle_token_acc`` and ``oracle_token_acc_by_pos/<i>``
-    (:mod:`~transformer_lab.training.metrics`). ``beam_size`` > 1 (set by
-    :mod:`transformer_lab.evaluate`, not a hyper-parameter) makes ``seq_acc`` score beam
-    search instead of greedy decoding; the oracle stays greedy.
+    over the sources of ``n`` words), and for data with reference texts ``bleu`` and ``chrf``
+    of the decoded outputs (:mod:`.text_metrics`). A second test loader is reported under
+    ``test_long/``. The test stages also decode greedily at the oracle length
+    (:func:`greedy_to_length`): ``oracle_seq_acc``, ``oracle_token_acc`` and
+    ``oracle_token_acc_by_pos/<i>`` (:mod:`~transformer_lab.training.metrics`). ``beam_size``
+    > 1 (set by :mod:`transformer_lab.evaluate`, not a hyper-parameter) makes ``seq_acc``
+    score beam search instead of greedy decoding; the oracle stays greedy.
     """
 
     EVAL_STAGES = ("val", "test", "test_long")
@@ -129,6 +131,8 @@ class Seq2SeqLitModule(L.LightningModule):
             self.example_input_array = (torch.full((1, 4), FIRST_CONTENT),) * 2  # src, tgt_in
         # a source holds at most max_len - 1 words (and EOS)
         self.metrics = nn.ModuleDict({stage: StageMetrics(max_len) for stage in self.EVAL_STAGES})
+        # BLEU and chrF, for data with reference texts (data=pairs)
+        self.text_metrics = {stage: TextMetrics() for stage in self.EVAL_STAGES}
         self.beam_size, self.length_penalty = 1, 0.0  # how seq_acc decodes
         self.validated_at_step = -1  # the global step of the latest real validation
 
@@ -216,10 +220,18 @@ class Seq2SeqLitModule(L.LightningModule):
             (predicted == tgt_out).all(dim=1),
             oracle,
         )
+        if "row" in batch:  # the split's examples have reference texts: BLEU and chrF
+            datamodule = self.trainer.datamodule
+            references = datamodule.references(stage, batch["row"].tolist())
+            hypotheses = [datamodule.tgt_codec.decode(row) for row in predicted.tolist()]
+            self.text_metrics[stage].update(hypotheses, references)
 
     def _log_stage(self, stage: str) -> dict[str, float]:
         values = self.metrics[stage].compute()  # summed over DDP ranks by torchmetrics
         self.metrics[stage].reset()
+        if len(self.text_metrics[stage]):
+            values |= self.text_metrics[stage].compute()  # gathered over DDP ranks
+            self.text_metrics[stage].reset()
         for name, value in values.items():
             self.log(f"{stage}/{name}", value, sync_dist=False)
         return values
