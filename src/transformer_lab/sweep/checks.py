@@ -4,7 +4,8 @@ run, or of every job of a sweep, before Hydra makes any folder.
 Hydra calls ``on_run_start`` before ``run_job`` makes the run folder, and
 ``on_multirun_start`` before the sweeper makes the sweep folder, so a bad value leaves
 nothing behind (:func:`transformer_lab.job.checks.check_config` says what is checked). An
-optimizing sweeper's search space is checked too: no job's config shows it.
+optimizing sweeper's search space is checked too: no job's config shows it. So is the
+launcher, which must be the one each job's config composes (:mod:`.launchers`).
 """
 
 from hydra.experimental.callback import Callback
@@ -13,6 +14,7 @@ from omegaconf import DictConfig
 from transformer_lab.config.jobs import job_configs, split_config
 from transformer_lab.config.validation import ConfigError
 from transformer_lab.job.checks import check_config, refuse
+from transformer_lab.sweep.launchers import check_launcher_applies
 from transformer_lab.sweep.search_space import check_warmup_range
 
 
@@ -31,6 +33,7 @@ class ConfigCheck(Callback):
     def on_multirun_start(self, config: DictConfig, **kwargs) -> None:
         for job, job_config, hydra_cfg in job_configs(config):
             try:
+                check_launcher_applies(config.hydra, hydra_cfg)
                 check_config(job_config, hydra_cfg)
             except ConfigError as error:
                 refuse(error, job)
