@@ -10,6 +10,7 @@ from transformer_lab.callbacks.norm_comparison import NormComparison
 from transformer_lab.callbacks.positional_map import PositionalMap
 from transformer_lab.callbacks.samples import SampleGenerations
 from transformer_lab.callbacks.scalar_layout import ScalarLayout
+from transformer_lab.callbacks.stop_at_target import StopAtTarget, how_fit_ended
 
 __all__ = [
     "AttentionMaps",
@@ -23,5 +24,7 @@ __all__ = [
     "PositionalMap",
     "SampleGenerations",
     "ScalarLayout",
+    "StopAtTarget",
     "diverged_at_step",
+    "how_fit_ended",
 ]
