@@ -75,12 +75,15 @@ def random_batch(size: Size, seed: int = 0) -> dict[str, torch.Tensor]:
     return {name: tensor.to(size.device) for name, tensor in batch.items()}
 
 
-def adamw(model: nn.Module) -> torch.optim.Optimizer:
+def adamw(model: nn.Module, fused: bool | None = None) -> torch.optim.Optimizer:
     """The main job's optimizer, taken from the LightningModule (its parameter groups and its
-    default settings, which ``conf/model/transformer.yaml`` repeats), so it cannot drift."""
+    default settings, which ``conf/model/transformer.yaml`` repeats), so it cannot drift;
+    fused where the main job's would be (``fused`` None), or as told."""
     defaults = inspect.signature(lit_module.Seq2SeqLitModule).parameters
     settings = {name: defaults[name].default for name in ("lr", "betas", "weight_decay")}
-    return lit_module.adamw(model, **settings)
+    if fused is None:
+        fused = lit_module.fused_adamw_fits(next(model.parameters()).device, None)
+    return lit_module.adamw(model, **settings, fused=fused)
 
 
 def loss(model: nn.Module, batch: dict) -> torch.Tensor:
