@@ -50,6 +50,7 @@ class Plan:
     matmul_n: int
     compile: bool
     sweep: tuple[int, int, int] | None  # jobs, steps per job, rounds of the launcher row
+    fused_rounds: int  # rounds of one training step each, fused and for-loop AdamW
     result_rounds: int | None  # rounds of the main job's time to its result
 
 
@@ -64,6 +65,8 @@ FULL = Plan(
     compile=True,
     sweep=(4, 1000, 2),  # a round is two whole sweeps, about 5 minutes on 2 cores; shorter
     # jobs measure mostly the workers' start (1.33x at 300 steps, 1.48x at 600, 1.55x at 1000)
+    fused_rounds=41,  # a 5% difference: 21 rounds gave 1.02-1.05x, 41 rounds 1.02-1.09x
+    # under a load of 11 on 2 cores; rounds of 5 or 20 steps each, 0.91-1.06x
     result_rounds=1,  # two main jobs, about 5 minutes on 2 cores
 )
 GPU = replace(  # the paper's base model's width and depth, and the main job's model
@@ -82,6 +85,7 @@ QUICK_PLAN = Plan(
     matmul_n=64,
     compile=False,
     sweep=None,
+    fused_rounds=1,
     result_rounds=None,
 )
 
@@ -125,7 +129,7 @@ def time_to_result_rows(plan: Plan) -> list[Row]:
     (``--time-to-result`` runs these alone)."""
     main = plan.sizes[-1]
     calls, rounds = plan.calls[main.label], plan.rounds
-    rows = [options.fused_adamw(main, calls, rounds)]
+    rows = [options.fused_adamw(main, plan.fused_rounds)]
     if plan.compile:
         rows += options.compiled(main, calls, rounds)
     else:
@@ -151,7 +155,7 @@ def main(argv: list[str] | None = None) -> list[Row]:
         "--time-to-result",
         action="store_true",
         help="only the main job's time to its result: stop at the target / fixed steps, "
-        "fused / for-loop AdamW, torch.compile / eager (about 6 minutes on 2 cores)",
+        "fused / for-loop AdamW, torch.compile / eager (14 minutes on 2 busy cores)",
     )
     parser.add_argument("--json", type=Path, help="also write the rows to this JSON file")
     parser.add_argument("--markdown", type=Path, help="also write the table as Markdown")
