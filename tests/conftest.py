@@ -10,7 +10,7 @@ import torch
 from hydra import compose, initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
 from hydra.core.hydra_config import HydraConfig
-from omegaconf import open_dict
+from omegaconf import OmegaConf, open_dict
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 from tensorboard.plugins.hparams.plugin_data_pb2 import HParamsPluginData
 
@@ -52,6 +52,21 @@ def one_thread():
 def one_thread_env() -> dict[str, str]:
     """The environment for a subprocess that trains tiny models: ``OMP_NUM_THREADS=1``."""
     return {**os.environ, "OMP_NUM_THREADS": "1"}
+
+
+@pytest.fixture(scope="session")
+def lab_module():
+    """``lab_module(**settings) -> Seq2SeqLitModule`` with the main job's settings (those of
+    ``conf/model/transformer.yaml``, the one place they are written: the constructor has no
+    defaults), ``settings`` changed."""
+    from transformer_lab.training.module import Seq2SeqLitModule
+
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        main_job = OmegaConf.to_container(compose("train").model, resolve=True)
+    GlobalHydra.instance().clear()
+    del main_job["_target_"]
+    return lambda **settings: Seq2SeqLitModule(**(main_job | settings))
 
 
 @pytest.fixture(scope="session")

@@ -17,7 +17,6 @@ from hydra.core.global_hydra import GlobalHydra
 
 from transformer_lab.evaluate import EvaluationError, cli, evaluate
 from transformer_lab.job.run import train
-from transformer_lab.training.module import Seq2SeqLitModule
 
 CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
 TINY = ["experiment=smoke", "data.test_long_size=48", "data.test_long_max_len=13"]
@@ -113,9 +112,9 @@ def test_a_checkpoint_older_than_the_end_of_its_run_is_said_to_be(
 
 
 @pytest.fixture
-def untrained_checkpoint(tmp_path) -> tuple[Path, dict]:
+def untrained_checkpoint(tmp_path, lab_module) -> tuple[Path, dict]:
     """A checkpoint file as training writes it, but of an untrained model: ``(path, dict)``."""
-    module = Seq2SeqLitModule(src_vocab_size=16, tgt_vocab_size=16, d_model=16, num_heads=2)
+    module = lab_module(src_vocab_size=16, tgt_vocab_size=16, d_model=16, num_heads=2)
     data = dict(task="reverse", vocab_size=16, train_size=64, val_size=8, test_size=8)
     checkpoint = {
         "state_dict": module.state_dict(),
@@ -179,8 +178,8 @@ def test_a_missing_path_or_a_folder_without_checkpoints_is_a_clear_error(tmp_pat
                 "datamodule_hyper_parameters": {},
                 "pytorch-lightning_version": lightning.__version__,
             },
-            r"does not fit this version of transformer_lab: .*missing 2 required positional "
-            r"arguments: 'src_vocab_size' and 'tgt_vocab_size'",
+            r"does not fit this version of transformer_lab: .*missing 22 required keyword-only "
+            r"arguments: 'src_vocab_size', 'tgt_vocab_size', 'd_model',",
         ),
     ],
     ids=["text", "foreign", "incompatible"],

@@ -16,9 +16,9 @@ from hydra.errors import InstantiationException
 from hydra.types import RunMode
 from omegaconf import OmegaConf, open_dict
 
-from transformer_lab.job import build, run
 from transformer_lab.config.jobs import job_configs, split_config
 from transformer_lab.config.validation import ConfigError, InvalidSetting
+from transformer_lab.job import build, run
 from transformer_lab.job.build import build_data_and_model
 from transformer_lab.job.checks import check_config
 from transformer_lab.sweep.checks import ConfigCheck
@@ -71,7 +71,8 @@ REFUSED = [
     (
         ["optimized_metric=val/acc"],
         "optimized_metric='val/acc' is not a metric a run reports; allowed: "
-        "<val|test|test_long>/<loss|ppl|token_acc|seq_acc> or val/seq_acc_best",
+        "<val|test|test_long>/<loss|ppl|token_acc|seq_acc>, val/seq_acc_best, val/seq_acc_auc, "
+        "train/clip_fraction, train/grad_norm_max or train/loss_spikes",
     ),
     (
         ["ckpt_path=/nowhere/last.ckpt"],

@@ -35,18 +35,20 @@ def fit(module: Seq2SeqLitModule, batches: list[dict], steps: int) -> L.Trainer:
     return trainer
 
 
-def compiled_module() -> Seq2SeqLitModule:
+@pytest.fixture
+def compiled_module(lab_module) -> Seq2SeqLitModule:
     sizes = dict(d_model=16, num_heads=2, num_encoder_layers=1, num_decoder_layers=1, d_ff=32)
-    return Seq2SeqLitModule(VOCAB, VOCAB, **sizes, max_len=16, compile=True)
+    vocab = dict(src_vocab_size=VOCAB, tgt_vocab_size=VOCAB, max_len=16)
+    return lab_module(**sizes, **vocab, compile=True)
 
 
 @pytest.mark.slow
-def test_a_compiled_module_trains_without_a_graph_break():
+def test_a_compiled_module_trains_without_a_graph_break(compiled_module):
     torch._dynamo.reset()
     counters.clear()
     src = torch.randint(FIRST_CONTENT, VOCAB, (4, 6), generator=torch.Generator().manual_seed(0))
     src[1, 3:] = PAD
-    module = compiled_module()
+    module = compiled_module
     before = [p.detach().clone() for p in module.parameters()]
     trainer = fit(module, [batch(src)] * 3, steps=3)
     assert trainer.global_step == 3
@@ -54,7 +56,7 @@ def test_a_compiled_module_trains_without_a_graph_break():
     assert dict(counters["graph_break"]) == {}
 
 
-def test_a_compiled_module_refuses_an_all_padding_source_row():
+def test_a_compiled_module_refuses_an_all_padding_source_row(compiled_module):
     src = torch.tensor([[5, 6, PAD], [PAD, PAD, PAD]])
     with pytest.raises(ValueError, match=re.escape("source rows [1] are all padding (PAD=0)")):
-        fit(compiled_module(), [batch(src)], steps=1)
+        fit(compiled_module, [batch(src)], steps=1)

@@ -9,7 +9,7 @@ from torch.utils.data import DataLoader
 
 from transformer_lab.model import Seq2SeqTransformer
 from transformer_lab.tokens import BOS, FIRST_CONTENT
-from transformer_lab.training.module import Seq2SeqLitModule, adamw
+from transformer_lab.training.module import adamw
 
 SIZES = dict(d_model=32, num_heads=2, num_encoder_layers=2, num_decoder_layers=2, d_ff=64)
 VOCAB = 16
@@ -54,8 +54,9 @@ def test_fused_adamw_makes_the_updates_of_the_loop_to_float_rounding():
         torch.testing.assert_close(a, b, rtol=1e-6, atol=1e-7)
 
 
-def fitted_optimizer(**trainer_settings) -> torch.optim.Optimizer:
-    module = Seq2SeqLitModule(VOCAB, VOCAB, **SIZES, dropout=0.0, max_len=16)
+def fitted_optimizer(lab_module, **trainer_settings) -> torch.optim.Optimizer:
+    vocab = dict(src_vocab_size=VOCAB, tgt_vocab_size=VOCAB, max_len=16)
+    module = lab_module(**SIZES, **vocab, dropout=0.0)
     trainer = L.Trainer(
         accelerator="cpu",
         max_steps=2,
@@ -73,13 +74,13 @@ def fitted_optimizer(**trainer_settings) -> torch.optim.Optimizer:
 
 
 @pytest.mark.slow
-def test_the_main_jobs_fp32_fit_on_a_cpu_runs_adamw_fused():
-    optimizer = fitted_optimizer()
+def test_the_main_jobs_fp32_fit_on_a_cpu_runs_adamw_fused(lab_module):
+    optimizer = fitted_optimizer(lab_module)
     assert [group["fused"] for group in optimizer.param_groups] == [True, True]
 
 
 @pytest.mark.slow
-def test_mixed_precision_with_clipping_trains_on_the_loop_which_lightning_can_clip():
+def test_mixed_precision_with_clipping_trains_on_the_loop_which_lightning_can_clip(lab_module):
     # Lightning refuses to clip a fused optimizer's gradients under mixed precision
-    optimizer = fitted_optimizer(precision="bf16-mixed")
+    optimizer = fitted_optimizer(lab_module, precision="bf16-mixed")
     assert [group["fused"] for group in optimizer.param_groups] == [None, None]

@@ -8,9 +8,11 @@ from transformer_lab.callbacks.layer_stats import LayerStats
 from transformer_lab.callbacks.length_series import LengthSeries
 from transformer_lab.callbacks.norm_comparison import NormComparison
 from transformer_lab.callbacks.positional_map import PositionalMap
+from transformer_lab.callbacks.progress import StepProgressBar
 from transformer_lab.callbacks.samples import SampleGenerations
 from transformer_lab.callbacks.scalar_layout import ScalarLayout
 from transformer_lab.callbacks.stop_at_target import StopAtTarget, how_fit_ended
+from transformer_lab.callbacks.training_stability import TrainingStability, training_stability
 
 __all__ = [
     "AttentionMaps",
@@ -24,7 +26,10 @@ __all__ = [
     "PositionalMap",
     "SampleGenerations",
     "ScalarLayout",
+    "StepProgressBar",
     "StopAtTarget",
+    "TrainingStability",
     "diverged_at_step",
     "how_fit_ended",
+    "training_stability",
 ]
