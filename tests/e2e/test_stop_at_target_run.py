@@ -29,6 +29,7 @@ def test_the_run_stops_at_its_target_and_says_where_and_why(tmp_path, one_thread
     command.append(f"paths.outputs_root={tmp_path}")
     done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, env=one_thread_env)
     assert done.returncode == 0, done.stderr[-3000:]
+    assert "on_before_batch_transfer" not in done.stdout + done.stderr  # no notice to act on
     ((step, reason, first, first_step, last, last_step),) = STOPPED.findall(
         done.stdout + done.stderr
     )
