@@ -19,7 +19,12 @@ from omegaconf import DictConfig, OmegaConf
 from rich.console import Console
 from rich.table import Table
 
-from transformer_lab.callbacks import Interrupted, diverged_at_step, training_stability
+from transformer_lab.callbacks import (
+    Interrupted,
+    diverged_at_step,
+    how_fit_ended,
+    training_stability,
+)
 from transformer_lab.job.build import build
 from transformer_lab.job.checks import check_config
 from transformer_lab.job.context import RunContext
@@ -72,7 +77,8 @@ def resume_point(cfg: DictConfig, context: RunContext) -> tuple[str | None, RunC
     resumed_run = checkpoint and run_folder_of(checkpoint)
     if not resumed_run:
         return checkpoint, context
-    check_unfinished(resumed_run, cfg.trainer.max_steps)
+    stops_at_target = OmegaConf.select(cfg, "callbacks.stop_at_target.target") is not None
+    check_unfinished(resumed_run, cfg.trainer.max_steps, stops_at_target)
     log.info("resuming %s from %s", resumed_run, checkpoint)
     quiet_resume_warnings()
     return checkpoint, context.resumed_in(resumed_run)
@@ -130,6 +136,7 @@ def record_run(
     record |= {"diverged": diverged_at is not None, "diverged_at_step": diverged_at}
     if any(key.endswith("/bleu") for key in record):  # what makes the scores comparable
         record["sacrebleu"] = text_metrics.signatures()
+    record |= how_fit_ended(trainer, diverged_at)
     (output_dir / "metrics.json").write_text(json.dumps(record, indent=2) + "\n")
     run = {"run/diverged": metrics["diverged"], "run/train_seconds": train_seconds}
     params, overridden = run_hparams(cfg, context.overrides)
