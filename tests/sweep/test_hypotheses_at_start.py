@@ -84,8 +84,8 @@ REFUSED = [
     (
         "hypotheses.0.metric=val/acc",
         f"{FIRST}.metric='val/acc': not a metric a run reports; allowed: "
-        "<val|test|test_long>/<loss|ppl|token_acc|seq_acc>, val/seq_acc_best, val/seq_acc_auc, "
-        "train/clip_fraction, train/grad_norm_max or train/loss_spikes",
+        "<val|test|test_long>/<loss|ppl|token_acc|seq_acc|bleu|chrf>, val/seq_acc_best, "
+        "val/seq_acc_auc, train/clip_fraction, train/grad_norm_max or train/loss_spikes",
     ),
     (
         "hypotheses.0.predicted=A worse",

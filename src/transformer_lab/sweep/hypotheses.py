@@ -39,6 +39,7 @@ from transformer_lab.training.metric_names import (
     METRIC_CHOICES,
     STABILITY_METRICS,
     STAGE_METRICS,
+    TEXT_METRICS,
     is_metric,
 )
 
@@ -220,12 +221,15 @@ def check_reported(hypotheses: list[Hypothesis], reported: set[str], by: str) ->
 
 def reported_by(cfg: DictConfig) -> set[str]:
     """The metrics a job of config ``cfg`` reports once it trains: those of val and test,
-    test_long's with that split, what the val/seq_acc curve says, and the training's
-    stability with its callback on."""
+    test_long's with that split, BLEU and chrF for data read by a tokenizer, what the
+    val/seq_acc curve says, and the training's stability with its callback on."""
     stages = ["val", "test"]
     if OmegaConf.select(cfg, "data.test_long_size", default=0):
         stages.append("test_long")
-    names = {f"{stage}/{metric}" for stage in stages for metric in STAGE_METRICS}
+    metrics = list(STAGE_METRICS)
+    if OmegaConf.select(cfg, "data.tokenizer", default=None) is not None:
+        metrics += TEXT_METRICS
+    names = {f"{stage}/{metric}" for stage in stages for metric in metrics}
     names |= set(CURVE_METRICS)
     if OmegaConf.select(cfg, "callbacks.training_stability", default=None) is not None:
         names |= set(STABILITY_METRICS)

@@ -4,8 +4,8 @@ and what a hypothesis may compare (:mod:`transformer_lab.sweep.hypotheses`).
 """
 
 STAGES = ("val", "test", "test_long")  # test_long: with a data.test_long_size split
-# of each stage (module.py); bleu and chrf (0-100) with data=pairs
-STAGE_METRICS = ("loss", "ppl", "token_acc", "seq_acc", "bleu", "chrf")
+STAGE_METRICS = ("loss", "ppl", "token_acc", "seq_acc")  # of each stage (module.py)
+TEXT_METRICS = ("bleu", "chrf")  # of each stage too, for data read by a tokenizer (0-100)
 CURVE_METRICS = ("val/seq_acc_best", "val/seq_acc_auc")  # runs/learning_curve.py
 STABILITY_METRICS = (  # callbacks/training_stability.py: fewer, smaller is better
     "train/clip_fraction",
@@ -13,7 +13,8 @@ STABILITY_METRICS = (  # callbacks/training_stability.py: fewer, smaller is bett
     "train/loss_spikes",
 )
 METRIC_NAMES = frozenset(
-    [f"{s}/{m}" for s in STAGES for m in STAGE_METRICS] + [*CURVE_METRICS, *STABILITY_METRICS]
+    [f"{s}/{m}" for s in STAGES for m in (*STAGE_METRICS, *TEXT_METRICS)]
+    + [*CURVE_METRICS, *STABILITY_METRICS]
 )
 METRIC_CHOICES = (
     "<val|test|test_long>/<loss|ppl|token_acc|seq_acc|bleu|chrf>, val/seq_acc_best, "

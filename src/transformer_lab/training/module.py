@@ -6,6 +6,7 @@ and a checkpoint alone rebuilds the model.
 """
 
 from collections.abc import Sequence
+from typing import ClassVar
 
 import lightning as L
 import torch
@@ -88,6 +89,15 @@ class Seq2SeqLitModule(L.LightningModule):
     """
 
     EVAL_STAGES = ("val", "test", "test_long")
+    # Settings added after checkpoints were first written, each with the value that builds
+    # what a checkpoint without it was trained as (None: the stacks share model.norm and
+    # model.pos_encoding), for loading such a checkpoint (evaluate.py).
+    ADDED_SETTINGS: ClassVar[dict[str, str | None]] = {
+        "encoder_norm": None,
+        "decoder_norm": None,
+        "encoder_pos_encoding": None,
+        "decoder_pos_encoding": None,
+    }
 
     def __init__(
         self,
