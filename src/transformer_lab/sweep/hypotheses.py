@@ -222,8 +222,8 @@ def check_reported(hypotheses: list[Hypothesis], reported: set[str], by: str) ->
 
 def reported_by(cfg: DictConfig) -> set[str]:
     """The metrics a job of config ``cfg`` reports once it trains: those of val and test,
-    test_long's with that split (the test stages' at the oracle length too), what the val/seq_acc curve says, and the training's
-    stability with its callback on."""
+    test_long's with that split (the test stages' at the oracle length too), what the
+    val/seq_acc curve says, and the training's stability with its callback on."""
     stages = ["val", "test"]
     if OmegaConf.select(cfg, "data.test_long_size", default=0):
         stages.append("test_long")
