@@ -9,9 +9,9 @@ import pytest
 import torch
 
 from transformer_lab.job.resume import RunFinished, check_unfinished
+from transformer_lab.job.run import train
 from transformer_lab.runs.learning_curve import read_scalars
 from transformer_lab.sweep.objective import objective
-from transformer_lab.job.run import train
 
 # validations at 10, 20, 30, 40; train/loss of every step, to compare the batches trained on
 EVERY_STEP = ["trainer.val_check_interval=10", "trainer.log_every_n_steps=1"]

@@ -7,9 +7,9 @@ import lightning as L
 import pandas
 import torch
 
-from transformer_lab.runs.learning_curve import read_scalars
 from transformer_lab.job.build import build
 from transformer_lab.job.run import train
+from transformer_lab.runs.learning_curve import read_scalars
 
 TINY = ["experiment=smoke", "~callbacks.norm_comparison", "~callbacks.attention_maps"]
 

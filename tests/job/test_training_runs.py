@@ -6,9 +6,9 @@ import pytest
 import torch
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-from transformer_lab.runs.learning_curve import read_scalars
 from transformer_lab.job.build import build
 from transformer_lab.job.run import train
+from transformer_lab.runs.learning_curve import read_scalars
 
 TINY = ["experiment=smoke"]  # 20 steps of a d_model 32 model on 512 pairs
 

@@ -5,8 +5,8 @@ from pathlib import Path
 import pytest
 from omegaconf import OmegaConf
 
-from transformer_lab.model import Seq2SeqTransformer
 from transformer_lab.job.build import build
+from transformer_lab.model import Seq2SeqTransformer
 
 CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
 

@@ -7,10 +7,10 @@ import sys
 import pytest
 from hydra.core.hydra_config import HydraConfig
 
-from transformer_lab.runs import command
-from transformer_lab.runs.hparams import CURATED, differing_keys, override_key, run_hparams
 from transformer_lab.config.validation import ConfigError
 from transformer_lab.job.run import train
+from transformer_lab.runs import command
+from transformer_lab.runs.hparams import CURATED, differing_keys, override_key, run_hparams
 
 NORM_COMPARISON = ["experiment=norm_comparison", "trainer.max_steps=100"]
 ITS_GRID = {"model.norm", "depth", "model.schedule", "seed"}  # its hydra.sweeper.params
