@@ -1,10 +1,11 @@
 """Shared helpers: compose the real Hydra config the way the CLI does; run tiny models on
 one thread (they gain nothing from intra-op threads, and lose a lot under CPU contention);
-read a run's HPARAMS entry back."""
+read a run's HPARAMS entry back; an untrained checkpoint to evaluate."""
 
 import os
 from pathlib import Path
 
+import lightning
 import pytest
 import torch
 from hydra import compose, initialize_config_dir
@@ -14,7 +15,42 @@ from omegaconf import open_dict
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 from tensorboard.plugins.hparams.plugin_data_pb2 import HParamsPluginData
 
+from transformer_lab.training.module import Seq2SeqLitModule
+
 CONF_DIR = Path(__file__).resolve().parents[1] / "conf"
+
+
+def files_of(folder) -> dict[str, tuple[int, int]]:
+    """``{relative path: (size, mtime_ns)}`` of every file under ``folder``."""
+    files = (p for p in sorted(folder.rglob("*")) if p.is_file())
+    return {str(p.relative_to(folder)): (p.stat().st_size, p.stat().st_mtime_ns) for p in files}
+
+
+def eval_config(**values):
+    """``conf/evaluate.yaml`` composed with ``key=value`` overrides, as the evaluate entry
+    point composes it."""
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        cfg = compose("evaluate", overrides=[f"{k}={v}" for k, v in values.items()])
+    GlobalHydra.instance().clear()
+    return cfg
+
+
+@pytest.fixture
+def untrained_checkpoint(tmp_path) -> tuple[Path, dict]:
+    """A checkpoint file as training writes it, but of an untrained model: ``(path, dict)``."""
+    module = Seq2SeqLitModule(src_vocab_size=16, tgt_vocab_size=16, d_model=16, num_heads=2)
+    data = dict(task="reverse", vocab_size=16, train_size=64, val_size=8, test_size=8)
+    checkpoint = {
+        "state_dict": module.state_dict(),
+        "hyper_parameters": dict(module.hparams),
+        "datamodule_hyper_parameters": data,
+        "global_step": 7,
+        "pytorch-lightning_version": lightning.__version__,
+    }
+    path = tmp_path / "untrained.ckpt"
+    torch.save(checkpoint, path)
+    return path, checkpoint
 
 
 @pytest.fixture

@@ -1,5 +1,5 @@
 """``last.ckpt`` is where the fit ended, also when a callback stopped it at a validation
-(its final step past a periodic save: tests/pipeline/test_evaluate.py)."""
+(its final step past a periodic save: tests/entry_points/test_evaluate.py)."""
 
 import json
 

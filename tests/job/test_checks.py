@@ -9,11 +9,13 @@ import pytest
 import torch
 from hydra.core.hydra_config import HydraConfig
 from hydra.errors import InstantiationException
+from hydra.types import RunMode
+from omegaconf import read_write
 
 from transformer_lab.config.validation import ConfigError
 from transformer_lab.job import build, run
 from transformer_lab.job.build import build_data_and_model
-from transformer_lab.job.checks import check_config
+from transformer_lab.job.checks import check_config, check_launcher
 from transformer_lab.sweep.parallel import SCHEMA_NOTICE
 
 pytestmark = pytest.mark.filterwarnings(f"ignore:{SCHEMA_NOTICE}")
@@ -168,3 +170,12 @@ def test_a_library_constructors_refusal_is_a_config_error(compose_train):
     """Lightning checks the Trainer's arguments with ValueError; they are the user's."""
     with pytest.raises(ConfigError, match=re.escape("trainer: Precision 'bad' is invalid")):
         build.build(compose_train(["experiment=smoke", "trainer.precision=bad"]))
+
+
+def test_a_local_multirun_refuses_ddp_with_a_clear_message(compose_train):
+    cfg = compose_train(["trainer=ddp", "trainer.devices=2"])
+    check_launcher(cfg, HydraConfig.get())  # a single run: fine
+    with read_write(HydraConfig.get()):
+        HydraConfig.get().mode = RunMode.MULTIRUN
+    with pytest.raises(ConfigError, match=r"local multirun; allowed: .*hydra/launcher=slurm"):
+        check_launcher(cfg, HydraConfig.get())

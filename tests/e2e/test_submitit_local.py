@@ -3,12 +3,8 @@
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
-from hydra import compose, initialize_config_dir
-
-CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
 
 TINY = [
     "experiment=smoke",
@@ -43,20 +39,3 @@ def test_submitit_local_runs_a_two_job_sweep_into_named_folders(tmp_path):
     for run in runs:
         assert json.loads((run / "metrics.json").read_text())["global_step"] == 4
     assert json.loads((sweep / "summary.json").read_text())["finished"] == 2
-
-
-def test_slurm_launcher_starts_one_task_per_device():
-    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
-        cfg = compose(
-            "train",
-            overrides=[
-                "hydra/launcher=slurm",
-                "trainer=ddp",
-                "trainer.devices=4",
-                "trainer.num_nodes=2",
-            ],
-            return_hydra_config=True,
-        )
-    launcher = cfg.hydra.launcher
-    assert "SlurmLauncher" in launcher._target_
-    assert (launcher.tasks_per_node, launcher.gpus_per_node, launcher.nodes) == (4, 4, 2)

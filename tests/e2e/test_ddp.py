@@ -104,19 +104,3 @@ def test_a_ddp_run_resumed_mid_epoch_ends_where_the_uninterrupted_run_ends(strai
     a, b = final_weights(run), final_weights(resumed)
     assert a.keys() == b.keys()
     assert max((a[k].float() - b[k].float()).abs().max().item() for k in a) <= 1e-6
-
-
-def test_a_local_multirun_refuses_ddp_with_a_clear_message(compose_train):
-    from hydra.core.hydra_config import HydraConfig
-    from hydra.types import RunMode
-    from omegaconf import read_write
-
-    from transformer_lab.config.validation import ConfigError
-    from transformer_lab.job.checks import check_launcher
-
-    cfg = compose_train(["trainer=ddp", "trainer.devices=2"])
-    check_launcher(cfg, HydraConfig.get())  # a single run: fine
-    with read_write(HydraConfig.get()):
-        HydraConfig.get().mode = RunMode.MULTIRUN
-    with pytest.raises(ConfigError, match=r"local multirun; allowed: .*hydra/launcher=slurm"):
-        check_launcher(cfg, HydraConfig.get())
