@@ -2,10 +2,10 @@
 written before is touched (the same checks in the test process: tests/job/)."""
 
 import subprocess
-import sys
-from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+
+from ..command_line import run_train
 
 TINY = [
     "data.train_size=256",
@@ -25,18 +25,6 @@ ON_THE_COMMAND_LINE = [
     (["ckpt_path=/nowhere/last.ckpt"], ["ckpt_path='/nowhere/last.ckpt' does not exist"]),
     (["model/norm=middle"], ["Could not find 'model/norm/middle'", "post", "pre"]),
 ]
-
-
-def run(tmp_path, overrides):
-    command = [
-        sys.executable,
-        "-m",
-        "transformer_lab.train",
-        *TINY,
-        *overrides,
-        f"paths.outputs_root={tmp_path / 'outputs'}",
-    ]
-    return subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=300)
 
 
 def snapshot(root):
@@ -59,12 +47,9 @@ def test_on_the_command_line_a_bad_input_is_one_message_and_loses_nothing(tmp_pa
     with_an_earlier_run(tmp_path / "outputs")
     earlier = tmp_path / "outputs" / "runs" / "earlier"
     before = snapshot(earlier)
-    cases = ON_THE_COMMAND_LINE
 
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        results = list(pool.map(lambda case: run(tmp_path, case[0]), cases))
-
-    for (overrides, fragments), result in zip(cases, results, strict=True):
+    for overrides, fragments in ON_THE_COMMAND_LINE:
+        result = run_train(tmp_path / "outputs", *TINY, *overrides, timeout=300)
         assert result.returncode != 0, overrides
         assert "Traceback" not in result.stderr, (overrides, result.stderr[-2000:])
         for fragment in fragments:
@@ -116,27 +101,20 @@ REFUSED_STARTS = {
 
 @pytest.fixture(scope="module")
 def refused_starts(tmp_path_factory):
-    """Each of REFUSED_STARTS started on the command line, two at a time, in an outputs_root
-    of its own that holds an earlier run: ``{case: (result, outputs_root, files before)}``."""
-
-    def start(case):
-        arguments, _ = REFUSED_STARTS[case]
+    """Each of REFUSED_STARTS started on the command line, in an outputs_root of its own
+    that holds an earlier run: ``{case: (result, outputs_root, files before)}``."""
+    starts = {}
+    for case, (arguments, _) in REFUSED_STARTS.items():
         outputs_root = tmp_path_factory.mktemp("refused") / "outputs"
         with_an_earlier_run(outputs_root)
         before = snapshot(outputs_root)
-        train = [sys.executable, "-m", "transformer_lab.train"]  # a case's -m comes first
-        command = [*train, *arguments, "experiment=smoke", f"paths.outputs_root={outputs_root}"]
-        try:
-            result = subprocess.run(
-                command, cwd=outputs_root.parent, capture_output=True, text=True, timeout=120
-            )
+        try:  # a case's -m comes first
+            result = run_train(outputs_root, *arguments, "experiment=smoke", timeout=120)
         except subprocess.TimeoutExpired as late:  # it trains: the case fails, not the others
             output = (late.stdout or "", late.stderr or "")
-            result = subprocess.CompletedProcess(command, None, *output)
-        return case, (result, outputs_root, before)
-
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        return dict(pool.map(start, REFUSED_STARTS))
+            result = subprocess.CompletedProcess(late.cmd, None, *output)
+        starts[case] = (result, outputs_root, before)
+    return starts
 
 
 @pytest.mark.slow
@@ -158,7 +136,9 @@ def test_a_bad_value_on_the_command_line_is_one_line_exit_2_and_no_folder(refuse
 def test_a_setting_only_the_build_refuses_is_printed_once(tmp_path):
     """A callback's setting is checked by its constructor when the run builds it, after
     Hydra made the run folder: still one line and exit 2, not a log line as well."""
-    result = run(tmp_path, ["experiment=smoke", "callbacks.layer_stats.every_n_steps=0"])
+    result = run_train(
+        tmp_path / "outputs", *TINY, "experiment=smoke", "callbacks.layer_stats.every_n_steps=0"
+    )
     message = "callbacks.layer_stats.every_n_steps=0: out of range; allowed: an integer >= 1"
     assert result.returncode == 2, result.stderr[-2000:]
     assert error_lines(result.stderr) == [f"error: {message}"]

@@ -1,8 +1,6 @@
 """trainer=ddp on two CPU processes (gloo) under one Hydra run."""
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import lightning as L
@@ -11,6 +9,8 @@ import torch
 
 from transformer_lab.data import SyntheticDataModule
 from transformer_lab.training.module import Seq2SeqLitModule
+
+from ..command_line import run_train
 
 # 512 training examples on 2 ranks in batches of 16: 16 steps an epoch. val 63 and test 65
 # do not split evenly: a padding sampler would count an example twice, and with 65 rank 0
@@ -30,9 +30,7 @@ MID_EPOCH = 10  # the step of a checkpoint inside the first epoch
 
 def train_ddp(cwd: Path, outputs: Path, *overrides: str) -> Path:
     """Train with DDP on two processes; the run folder."""
-    command = [sys.executable, "-m", "transformer_lab.train", *DDP, *TINY]
-    command += [f"paths.outputs_root={outputs}", *overrides]
-    result = subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=600)
+    result = run_train(outputs, *DDP, *TINY, *overrides, cwd=cwd)
     assert result.returncode == 0, result.stderr[-3000:]
     (run,) = (outputs / "runs").iterdir()  # no second folder for rank 1
     return run

@@ -4,20 +4,18 @@ evaluated from the checkpoint alone, and a bad path is one error line, exit 2.""
 import json
 import shutil
 import subprocess
-import sys
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
 from transformer_lab.evaluate import evaluate
 
+from ..command_line import python_module, run_command
 from ..conftest import eval_config
 
 
 def evaluate_on_the_command_line(cwd: Path, *arguments: str) -> subprocess.CompletedProcess:
-    command = [sys.executable, "-m", "transformer_lab.evaluate", *arguments]
-    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=300)
+    return run_command(python_module("transformer_lab.evaluate", *arguments), cwd, timeout=300)
 
 
 @pytest.mark.slow
@@ -32,11 +30,8 @@ def test_the_command_line_evaluates_a_sweep_job_folder_and_reports_errors_in_one
     empty = tmp_path / "experiment=x,model.pos_encoding=rotary"
     empty.mkdir()
     settings = ["beam_size=2", "samples=1", "data.test_size=16"]
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        done, failed = pool.map(
-            lambda arguments: evaluate_on_the_command_line(tmp_path, *arguments),
-            [[f"ckpt_path={job}", *settings], [f"ckpt_path={empty}"]],
-        )
+    done = evaluate_on_the_command_line(tmp_path, f"ckpt_path={job}", *settings)
+    failed = evaluate_on_the_command_line(tmp_path, f"ckpt_path={empty}")
     assert sorted(tmp_path.iterdir()) == sorted([path, job, empty])  # nothing in the cwd
 
     assert done.returncode == 0, done.stderr

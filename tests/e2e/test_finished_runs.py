@@ -3,13 +3,13 @@ extending a finished run trains what an uninterrupted longer run trains; resumin
 finished run without asking for more steps trains nothing and says so."""
 
 import json
-import subprocess
 
 import pytest
 import torch
 
 from transformer_lab.runs.learning_curve import read_scalars
 
+from ..command_line import run_command
 from ..conftest import files_of
 
 # validations at 10, 20, 30, 40; train/loss of every step, to compare the batches trained on
@@ -26,28 +26,31 @@ def values(points) -> list[float]:
 
 
 @pytest.fixture(scope="module")
-def straight(tmp_path_factory, resumable_command, one_thread_env):
+def straight(tmp_path_factory, resumable_command):
     """The folder of the uninterrupted 40-step run, and the command that ran it."""
     root = tmp_path_factory.mktemp("straight")
     command = resumable_command(root / "outputs", *EVERY_STEP)
-    subprocess.run(command, cwd=root, env=one_thread_env, check=True, capture_output=True)
+    result = run_command(command, cwd=root)
+    assert result.returncode == 0, result.stderr[-3000:]
     return only_run(root / "outputs"), command
 
 
 @pytest.mark.slow
 def test_a_finished_run_extended_from_its_last_ckpt_trains_what_a_longer_run_trains(
-    tmp_path, resumable_command, one_thread_env, straight
+    tmp_path, resumable_command, straight
 ):
     straight_run, _ = straight
     short = resumable_command(tmp_path / "outputs", *EVERY_STEP, "trainer.max_steps=20")
-    subprocess.run(short, cwd=tmp_path, env=one_thread_env, check=True, capture_output=True)
+    result = run_command(short, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-3000:]
     run = only_run(tmp_path / "outputs")
     last = run / "checkpoints" / "last.ckpt"
     end = torch.load(last, weights_only=True)
     assert (end["global_step"], end["epoch"]) == (20, 1)  # 12 batches an epoch: in the 2nd
 
     extend = [*short, "trainer.max_steps=40", f"ckpt_path={last}"]
-    subprocess.run(extend, cwd=tmp_path, env=one_thread_env, check=True, capture_output=True)
+    result = run_command(extend, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-3000:]
     assert only_run(tmp_path / "outputs") == run  # extended in its own folder
 
     expected, got = read_scalars(straight_run), read_scalars(run)
@@ -70,14 +73,11 @@ def test_a_finished_run_extended_from_its_last_ckpt_trains_what_a_longer_run_tra
 
 @pytest.mark.slow
 def test_resuming_a_finished_run_trains_nothing_says_so_in_one_line_and_leaves_no_folder(
-    one_thread_env, straight
+    straight,
 ):
     run, command = straight
     before = files_of(run)
-    again = [*command, "ckpt_path=last"]
-    result = subprocess.run(
-        again, cwd=run.parents[2], env=one_thread_env, capture_output=True, text=True
-    )
+    result = run_command([*command, "ckpt_path=last"], cwd=run.parents[2])
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == (
         f"run {run} already finished at step 40 (metrics.json); nothing to resume. To train "

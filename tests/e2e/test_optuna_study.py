@@ -2,25 +2,21 @@
 one whose search space or metric is wrong stops before its first trial."""
 
 import json
-import subprocess
-import sys
 
 import pytest
 from omegaconf import OmegaConf
 
 from transformer_lab.report.sweep import load_sweep
 
+from ..command_line import run_train
+
+STUDY = ["-m", "hparams_search=optuna"]
+
 
 @pytest.mark.slow
-def test_warmups_that_reach_max_steps_stop_the_study_before_its_first_trial(
-    tmp_path, one_thread_env
-):
-    study = [sys.executable, "-m", "transformer_lab.train", "-m", "hparams_search=optuna"]
+def test_warmups_that_reach_max_steps_stop_the_study_before_its_first_trial(tmp_path):
     typed = ["experiment=smoke", "trainer.max_steps=200", "model.warmup_steps=choice(0,100,200)"]
-    command = [*study, *typed, f"paths.outputs_root={tmp_path}"]
-    result = subprocess.run(
-        command, cwd=tmp_path, capture_output=True, text=True, env=one_thread_env, timeout=300
-    )
+    result = run_train(tmp_path, *STUDY, *typed, cwd=tmp_path, timeout=300)
     assert result.returncode == 2
     refused = "error: model.warmup_steps=choice(0,100,200) searches warmups up to 200, not below "
     assert refused + "trainer.max_steps=200; allowed: " in result.stderr
@@ -28,20 +24,9 @@ def test_warmups_that_reach_max_steps_stop_the_study_before_its_first_trial(
 
 
 @pytest.mark.slow
-def test_a_misspelt_metric_stops_the_study_before_its_first_trial(tmp_path, one_thread_env):
-    command = [
-        sys.executable,
-        "-m",
-        "transformer_lab.train",
-        "-m",
-        "hparams_search=optuna",
-        "optimized_metric=val/acc",
-        "experiment=smoke",
-        f"paths.outputs_root={tmp_path}",
-    ]
-    result = subprocess.run(
-        command, cwd=tmp_path, capture_output=True, text=True, env=one_thread_env, timeout=300
-    )
+def test_a_misspelt_metric_stops_the_study_before_its_first_trial(tmp_path):
+    typed = ["optimized_metric=val/acc", "experiment=smoke"]
+    result = run_train(tmp_path, *STUDY, *typed, cwd=tmp_path, timeout=300)
     assert result.returncode == 2
     assert "error: optimized_metric='val/acc' is not a metric a run reports" in result.stderr
     assert not (tmp_path / "multirun").exists() or not any((tmp_path / "multirun").iterdir())
@@ -49,16 +34,11 @@ def test_a_misspelt_metric_stops_the_study_before_its_first_trial(tmp_path, one_
 
 @pytest.mark.slow
 def test_a_four_trial_study_with_a_failing_trial_completes_and_writes_the_best(
-    tmp_path, one_thread_env, read_hparams
+    tmp_path, read_hparams
 ):
     """TPE seeded with 0 draws warmup_steps -1 (invalid) for the first of four trials only;
     the study optimizes val/token_acc, which every trial that ran has above 0."""
-    command = [
-        sys.executable,
-        "-m",
-        "transformer_lab.train",
-        "-m",
-        "hparams_search=optuna",
+    typed = [
         "experiment=smoke",
         "data=copy",
         "trainer.max_steps=30",
@@ -68,11 +48,8 @@ def test_a_four_trial_study_with_a_failing_trial_completes_and_writes_the_best(
         "~callbacks.progress_bar",
         "~callbacks.attention_maps",
         "~callbacks.norm_comparison",
-        f"paths.outputs_root={tmp_path}",
     ]
-    result = subprocess.run(
-        command, cwd=tmp_path, capture_output=True, text=True, env=one_thread_env, timeout=600
-    )
+    result = run_train(tmp_path, *STUDY, *typed, cwd=tmp_path)
     output = result.stdout + result.stderr
     (sweep_dir,) = (tmp_path / "multirun").iterdir()
     sweep = load_sweep(sweep_dir)

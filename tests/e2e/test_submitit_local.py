@@ -1,10 +1,10 @@
 """Cluster sweeps go through Hydra's submitit launcher; submitit_local runs here."""
 
 import json
-import subprocess
-import sys
 
 import pytest
+
+from ..command_line import run_train
 
 TINY = [
     "experiment=smoke",
@@ -17,18 +17,8 @@ TINY = [
 @pytest.mark.slow
 def test_submitit_local_runs_a_two_job_sweep_into_named_folders(tmp_path):
     outputs = tmp_path / "outputs"
-    command = [
-        sys.executable,
-        "-m",
-        "transformer_lab.train",
-        "-m",
-        "hydra/launcher=submitit_local",
-        "hydra.launcher.timeout_min=10",
-        "model/norm=post,pre",
-        *TINY,
-        f"paths.outputs_root={outputs}",
-    ]
-    result = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    submitit = ["-m", "hydra/launcher=submitit_local", "hydra.launcher.timeout_min=10"]
+    result = run_train(outputs, *submitit, "model/norm=post,pre", *TINY)
     assert result.returncode == 0, result.stderr[-3000:]
     (sweep,) = (outputs / "multirun").iterdir()
     runs = sorted(p for p in sweep.iterdir() if (p / ".hydra").is_dir())
