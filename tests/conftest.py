@@ -12,11 +12,9 @@ import torch
 from hydra import compose, initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
 from hydra.core.hydra_config import HydraConfig
-from omegaconf import DictConfig, open_dict
+from omegaconf import DictConfig, OmegaConf, open_dict
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 from tensorboard.plugins.hparams.plugin_data_pb2 import HParamsPluginData
-
-from transformer_lab.training.module import Seq2SeqLitModule
 
 from . import command_line
 
@@ -56,9 +54,9 @@ def eval_config(**values):
 
 
 @pytest.fixture
-def untrained_checkpoint(tmp_path) -> tuple[Path, dict]:
+def untrained_checkpoint(tmp_path, lab_module) -> tuple[Path, dict]:
     """A checkpoint file as training writes it, but of an untrained model: ``(path, dict)``."""
-    module = Seq2SeqLitModule(src_vocab_size=16, tgt_vocab_size=16, d_model=16, num_heads=2)
+    module = lab_module(src_vocab_size=16, tgt_vocab_size=16, d_model=16, num_heads=2)
     data = dict(task="reverse", vocab_size=16, train_size=64, val_size=8, test_size=8)
     checkpoint = {
         "state_dict": module.state_dict(),
@@ -95,6 +93,21 @@ def one_thread_env() -> dict[str, str]:
     """The environment for a subprocess that trains tiny models: ``OMP_NUM_THREADS=1``
     (tests/command_line.py starts the project's command line with it)."""
     return command_line.one_thread_env()
+
+
+@pytest.fixture(scope="session")
+def lab_module():
+    """``lab_module(**settings) -> Seq2SeqLitModule`` with the main job's settings (those of
+    ``conf/model/transformer.yaml``, the one place they are written: the constructor has no
+    defaults), ``settings`` changed."""
+    from transformer_lab.training.module import Seq2SeqLitModule
+
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        main_job = OmegaConf.to_container(compose("train").model, resolve=True)
+    GlobalHydra.instance().clear()
+    del main_job["_target_"]
+    return lambda **settings: Seq2SeqLitModule(**(main_job | settings))
 
 
 @pytest.fixture(scope="session")

@@ -59,5 +59,13 @@ def main(cfg: DictConfig) -> float:
     return objective(cfg.optimized_metric, metrics)
 
 
-if __name__ == "__main__":
+def cli() -> None:
+    """``python -m transformer_lab.train`` and ``tlab-train``: :func:`main`, once the
+    notice that Hydra prints whenever it composes the joblib launcher's config is hidden
+    (:func:`~transformer_lab.sweep.parallel.ignore_schema_notice`)."""
+    parallel.ignore_schema_notice()
     main()
+
+
+if __name__ == "__main__":
+    cli()

@@ -10,7 +10,6 @@ from transformer_lab.callbacks.norm_comparison import NormComparison, measure_tw
 from transformer_lab.callbacks.stacks import STACKS
 from transformer_lab.data.datamodule import SyntheticDataModule
 from transformer_lab.model.residual import NORM_PLACEMENTS
-from transformer_lab.training.module import Seq2SeqLitModule
 
 DATA = SyntheticDataModule(train_size=300, val_size=10, test_size=10, seed=0)
 
@@ -69,8 +68,8 @@ def test_output_change_under_weight_noise_is_larger_for_post_norm_and_grows_with
     assert change["post"] > 1.3 * shallow["output_change"]["post"]
 
 
-def test_the_comparison_leaves_the_run_weights_and_the_global_rng_untouched(tmp_path):
-    module = Seq2SeqLitModule(**model(2, d_model=32, d_ff=64, num_heads=2))
+def test_the_comparison_leaves_the_run_weights_and_the_global_rng_untouched(tmp_path, lab_module):
+    module = lab_module(**model(2, d_model=32, d_ff=64, num_heads=2))
     trainer = SimpleNamespace(
         fast_dev_run=False, datamodule=DATA, default_root_dir=tmp_path, loggers=[]
     )

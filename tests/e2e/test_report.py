@@ -5,6 +5,7 @@ import shutil
 import statistics
 
 import pytest
+from scipy import stats
 
 from transformer_lab.report import main, write_report
 from transformer_lab.report.sweep import load_sweep
@@ -51,11 +52,15 @@ def test_the_report_has_one_row_per_configuration_and_its_figures(tiny_sweep, re
         assert f"({figure})" in report
 
 
-def test_final_metrics_are_the_mean_and_std_over_seeds_of_the_runs_metrics(tiny_sweep, report):
+def test_final_metrics_are_the_mean_and_t_interval_over_seeds_of_the_runs_metrics(
+    tiny_sweep, report
+):
     _, sweep = tiny_sweep
     runs = load_sweep(sweep).configurations()[("0.001",)]
     losses = [r.metrics["val/loss"] for r in runs]
-    expected = f"{statistics.fmean(losses):.4f} ± {statistics.stdev(losses):.4f}"
+    mean = statistics.fmean(losses)
+    low, high = stats.t.interval(0.95, len(losses) - 1, loc=mean, scale=stats.sem(losses))
+    expected = f"{mean:.4f} [{low:.4f}, {high:.4f}] n=2"
     header, rows = table(report)
     assert rows[0][header.index("val/loss")] == expected
 
@@ -85,7 +90,7 @@ def test_steps_to_target_are_the_first_validation_reaching_it(tiny_sweep):
     assert main([str(sweep), "--target", "0"]) == 0
     first_val_step = load_sweep(sweep).finished[0].scalars["val/seq_acc"][0][0]
     low = table_rows((sweep / "report.md").read_text())[0]
-    assert low[-2] == f"{first_val_step} ± 0"  # both seeds validate at the same steps
+    assert low[-2] == f"{first_val_step} (2/2)"  # both seeds validate at the same steps
     assert main([str(sweep)]) == 0  # leave the default report for the other tests
 
 

@@ -150,8 +150,8 @@ def test_a_missing_path_or_a_folder_without_checkpoints_is_a_clear_error(tmp_pat
                 "datamodule_hyper_parameters": {},
                 "pytorch-lightning_version": lightning.__version__,
             },
-            r"does not fit this version of transformer_lab: .*missing 2 required positional "
-            r"arguments: 'src_vocab_size' and 'tgt_vocab_size'",
+            r"does not fit this version of transformer_lab: .*missing 22 required keyword-only "
+            r"arguments: 'src_vocab_size', 'tgt_vocab_size', 'd_model',",
         ),
     ],
     ids=["text", "foreign", "incompatible"],

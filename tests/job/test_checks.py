@@ -65,7 +65,8 @@ REFUSED = [
     (
         ["optimized_metric=val/acc"],
         "optimized_metric='val/acc' is not a metric a run reports; allowed: "
-        "<val|test|test_long>/<loss|ppl|token_acc|seq_acc> or val/seq_acc_best",
+        "<val|test|test_long>/<loss|ppl|token_acc|seq_acc>, val/seq_acc_best, val/seq_acc_auc, "
+        "train/clip_fraction, train/grad_norm_max or train/loss_spikes",
     ),
     (
         ["ckpt_path=/nowhere/last.ckpt"],

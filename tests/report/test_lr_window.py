@@ -92,14 +92,15 @@ def test_the_best_lr_row_holds_its_metrics_and_the_window_where_every_run_trains
     assert header[4:] == [
         "val/seq_acc",
         "val/loss",
-        "steps to val/seq_acc ≥ 0.9",
+        "median steps to val/seq_acc ≥ 0.9 (reached)",
         "trains (every run ≥ 0.9) at model.lr",
     ]
     post_constant, post_warmup, pre_constant, pre_warmup = rows(table)
-    assert post_constant[4:] == ["0.500", "0.5000", "never", "none"]  # 1e-3 diverged once
-    assert post_warmup[4:] == ["0.970", "0.0300", "99", "0.001, 0.01"]
-    assert pre_constant[4:] == ["0.990", "0.0100", "99", "0.001"]  # 1e-2 failed
-    assert pre_warmup[6:] == ["99", "0.001, 0.01"]
+    # 1e-3 diverged once; never reached: beyond the run's end (its last validation, 99)
+    assert post_constant[4:] == ["0.500 n=1", "0.5000 n=1", "> 100 (0/1)", "none"]
+    assert post_warmup[4:] == ["0.970 n=1", "0.0300 n=1", "99 (1/1)", "0.001, 0.01"]
+    assert pre_constant[4:] == ["0.990 n=1", "0.0100 n=1", "99 (1/1)", "0.001"]  # 1e-2 failed
+    assert pre_warmup[6:] == ["99 (1/1)", "0.001, 0.01"]
 
 
 def test_cells_name_diverged_failed_and_never_reached_instead_of_a_value(sweep):

@@ -1,5 +1,6 @@
-"""The steps to the target count the runs that did not diverge, as every other column does,
-in the final-metrics table and in the learning-rate window alike."""
+"""The steps to the target are censored data: a median in which a run that never reached the
+target, or diverged, counts as beyond its max_steps, in the final-metrics table and in the
+learning-rate window alike."""
 
 from transformer_lab.report import main
 from transformer_lab.report.lr_window import best_lr_table
@@ -17,7 +18,8 @@ RUNS = {
     ("post", "1e-2", 0): ([(99, 0.95)], 150),
     ("pre", "1e-2", 0): ([(99, 0.1)], 110),
 }
-STEPS = "steps to val/seq_acc ≥ 0.9"
+STEPS = "median steps to val/seq_acc ≥ 0.9 (reached)"
+CONFIG = "trainer:\n  max_steps: 200\n"
 
 
 def make_sweep(folder):
@@ -26,7 +28,7 @@ def make_sweep(folder):
         metrics = {"val/seq_acc": final, "val/loss": 1.0 - final}
         metrics |= {"diverged": diverged_at is not None, "diverged_at_step": diverged_at}
         overrides = {"model/norm": norm, "model.lr": lr, "seed": seed}
-        hand_made_job(folder, overrides, metrics, {"val/seq_acc": curve})
+        hand_made_job(folder, overrides, metrics, {"val/seq_acc": curve}, CONFIG)
     return load_sweep(folder)
 
 
@@ -38,13 +40,14 @@ def column(table: str, name: str, lr: str = "model.lr") -> dict[tuple[str, str],
     return {tuple(row[k] for k in keys): row[header.index(name)] for row in rows}
 
 
-def test_a_diverged_run_is_left_out_of_the_steps_as_out_of_every_other_column(tmp_path):
+def test_a_diverged_run_counts_as_one_that_never_reached_the_target(tmp_path):
     steps = column(configuration_table(make_sweep(tmp_path), 0.9), STEPS)
     assert steps == {
-        ("post", "1e-3"): "199",  # not 149 ± 71, the mean of 199 and the diverged run's 99
-        ("post", "1e-2"): "—",  # its one run diverged: nothing to count, not "never"
-        ("pre", "1e-3"): "99 (1/2 runs)",  # of the runs that did not diverge
-        ("pre", "1e-2"): "—",
+        # 199 and the diverged run, not its 99 before it diverged: beyond 200, so > 199.5
+        ("post", "1e-3"): "> 199 (1/2)",
+        ("post", "1e-2"): "> 200 (0/1)",  # its one run diverged: it did not train
+        ("pre", "1e-3"): "> 149 (1/2)",  # 99 and a run that never got there: > (99 + 200) / 2
+        ("pre", "1e-2"): "> 200 (0/1)",
     }
 
 
@@ -52,12 +55,14 @@ def test_the_learning_rate_window_counts_the_steps_as_the_table_does(tmp_path):
     sweep = make_sweep(tmp_path)
     best = column(best_lr_table(sweep, 0.9), STEPS, lr="best model.lr")
     table = column(configuration_table(sweep, 0.9), STEPS)
-    assert best == {("post", "0.001"): "199", ("pre", "0.001"): "99 (1/2 runs)"}
+    assert best == {("post", "0.001"): "> 199 (1/2)", ("pre", "0.001"): "> 149 (1/2)"}
     assert list(best.values()) == [table[(norm, "1e-3")] for norm, _ in best]
 
 
-def test_the_report_says_the_steps_leave_out_the_diverged_runs(tmp_path):
+def test_the_report_says_how_the_steps_count_the_runs_that_did_not_get_there(tmp_path):
     make_sweep(tmp_path)
     assert main([str(tmp_path)]) == 0
     text = (tmp_path / "report.md").read_text().split("## Final metrics")[1]
-    assert "over the runs that did not diverge; (k/n runs): k of those n reached it" in text
+    assert "a run that never reached it counts as beyond its `trainer.max_steps`" in text
+    assert "and so does a diverged run" in text
+    assert "(k/n): k of the n runs reached it" in text

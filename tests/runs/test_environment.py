@@ -19,7 +19,7 @@ def test_a_package_in_a_checkout_gets_its_commit_and_dirty_flag(tmp_path):
     git(tmp_path, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x")
     state = environment.git_state(package)
     assert len(state["git_commit"]) == 40 and state["git_dirty"] is False
-    (package / "new.py").write_text("")
+    (package / "__init__.py").write_text("x = 1\n")
     assert environment.git_state(package)["git_dirty"] is True
 
 

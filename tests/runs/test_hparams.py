@@ -3,14 +3,21 @@ then the curated set; never plumbing."""
 
 import re
 import sys
+from pathlib import Path
 
 import pytest
+from hydra import initialize_config_dir
+from hydra.core.global_hydra import GlobalHydra
 from hydra.core.hydra_config import HydraConfig
+from hydra.types import RunMode
 
 from transformer_lab.config.validation import ConfigError
+from transformer_lab.job.context import RunContext
 from transformer_lab.job.run import train
-from transformer_lab.runs import command
 from transformer_lab.runs.hparams import CURATED, differing_keys, override_key, run_hparams
+from transformer_lab.sweep.record import sweep_record
+
+CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
 
 NORM_COMPARISON = ["experiment=norm_comparison", "trainer.max_steps=100"]
 ITS_GRID = {"model.norm", "depth", "model.schedule", "seed"}  # its hydra.sweeper.params
@@ -47,14 +54,23 @@ def test_a_target_accuracy_outside_0_to_1_is_a_config_error(compose_train, targe
         train(compose_train(["experiment=smoke", f"target_seq_acc={target}"]))
 
 
-def job_hparams(compose_train, monkeypatch, argv, job):
+def sweep_config(typed):
+    """The config the sweep's process composes for ``python -m transformer_lab.train -m
+    <typed>``, with its ``hydra`` node (Hydra's compose API refuses sweep overrides)."""
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        loader = GlobalHydra.instance().config_loader()
+        typed = [*typed, "hydra.mode=MULTIRUN"]
+        return loader.load_configuration("train", typed, run_mode=RunMode.MULTIRUN)
+
+
+def job_hparams(compose_train, typed, job):
     """``(listed keys, keys marked differs)`` of the sweep job composed from the overrides
-    ``job`` in a process started as ``argv``."""
-    monkeypatch.setattr(sys, "argv", argv)
-    monkeypatch.delenv(command.VARIABLE, raising=False)  # not a parallel sweep's worker
+    ``job`` of the sweep ``-m <typed>``, which recorded the keys it varies."""
+    swept = sweep_record(sweep_config(typed)).swept
     cfg = compose_train(["hydra.mode=MULTIRUN", *job])
     params, overridden = run_hparams(cfg, HydraConfig.get().overrides.task)
-    return list(params), differing_keys(HydraConfig.get(), overridden)
+    return list(params), differing_keys(swept, overridden)
 
 
 ONE_JOB = ["model/norm=post", "depth=2", "model.schedule=constant", "seed=0"]
@@ -83,28 +99,32 @@ SWEEPS = [  # (the command line after -m, a job's own overrides, the keys marked
 
 
 @pytest.mark.parametrize(("typed", "job", "differs"), SWEEPS)
-def test_a_sweep_marks_only_the_keys_it_varies_as_differing(
-    compose_train, monkeypatch, typed, job, differs
-):
-    argv = ["/x/transformer_lab/train.py", "-m", *typed]
+def test_a_sweep_marks_only_the_keys_it_varies_as_differing(compose_train, typed, job, differs):
     fixed = [o for o in typed if "," not in o]  # as the sweeper composes a job
-    listed, marked = job_hparams(compose_train, monkeypatch, argv, [*fixed, *job])
+    listed, marked = job_hparams(compose_train, typed, [*fixed, *job])
     assert marked == differs
     assert listed[: len(fixed)] == [override_key(o.split("=")[0]) for o in fixed]  # still first
 
 
 def test_a_job_that_its_launcher_started_by_its_own_command_marks_the_sweepers_params(
-    compose_train, monkeypatch
+    compose_train, monkeypatch, tmp_path
 ):
-    argv = ["/x/submitit/core/_submit.py", "/sweep/.submitit/1234"]  # no overrides to read
+    sweep_dir = tmp_path / "sweep"
+    record = sweep_record(sweep_config(NORM_COMPARISON))  # in the sweep's process
+    record.write(sweep_dir)
+    monkeypatch.setattr(sys, "argv", ["/x/submitit/core/_submit.py", "/sweep/.submitit/1234"])
     job = [*NORM_COMPARISON, "model/norm=post", "depth=2", "model.schedule=constant", "seed=0"]
-    assert job_hparams(compose_train, monkeypatch, argv, job)[1] == ITS_GRID
+    cfg = compose_train(["hydra.mode=MULTIRUN", f"hydra.sweep.dir={sweep_dir}", *job])
+    context = RunContext.from_hydra()
+    assert context.argv == record.argv != tuple(sys.argv)  # the sweep's command
+    _, overridden = run_hparams(cfg, context.overrides)
+    assert differing_keys(context.swept, overridden) == ITS_GRID
 
 
 def test_a_single_run_marks_its_own_overrides_as_differing(compose_train):
     cfg = compose_train([*NORM_COMPARISON, "model/norm=pre"])
     _, overridden = run_hparams(cfg, HydraConfig.get().overrides.task)
-    assert differing_keys(HydraConfig.get(), overridden) == {
+    assert differing_keys(RunContext.from_hydra().swept, overridden) == {
         "experiment",
         "trainer.max_steps",
         "model.norm",

@@ -2,11 +2,12 @@
 the optimized metric's check (a real study: tests/e2e/test_optuna_study.py)."""
 
 import pytest
+from hydra_plugins.hydra_optuna_sweeper._impl import create_optuna_distribution_from_override
 from omegaconf import open_dict
 from optuna.distributions import IntUniformDistribution, LogUniformDistribution
 
 from transformer_lab.sweep.objective import WORST_LOSS, objective, worst_value
-from transformer_lab.sweep.search_space import check_warmup_range, search_space
+from transformer_lab.sweep.search_space import check_warmup_range, largest, search_space
 from transformer_lab.training.metric_names import check_optimized_metric
 
 
@@ -37,10 +38,11 @@ def test_a_misspelt_metric_or_a_wrong_direction_is_one_clear_error():
 @pytest.mark.parametrize(("max_steps", "warmups"), [(200, (0, 100, 10)), (4500, (0, 2250, 225))])
 def test_the_searched_warmups_go_from_0_to_half_the_run(compose_sweep, max_steps, warmups):
     cfg = compose_sweep(["hparams_search=optuna", f"trainer.max_steps={max_steps}"])
-    space = search_space(cfg)  # as the Optuna sweeper builds it, with its own parser
+    space = search_space(cfg)
     low, high, step = warmups
-    assert space["model.warmup_steps"] == IntUniformDistribution(low, high, step=step)
-    assert space["model.lr"] == LogUniformDistribution(1e-4, 3e-2)
+    sweepers = {k: create_optuna_distribution_from_override(o) for k, o in space.items()}
+    assert sweepers["model.warmup_steps"] == IntUniformDistribution(low, high, step=step)
+    assert sweepers["model.lr"] == LogUniformDistribution(1e-4, 3e-2)
     check_warmup_range(cfg)
 
 
@@ -48,7 +50,7 @@ def test_searched_warmups_that_reach_max_steps_are_refused(compose_sweep):
     cfg = compose_sweep(["hparams_search=optuna", "trainer.max_steps=200"])
     with open_dict(cfg):  # as typed after -m: the command line wins over the bundled space
         cfg.hydra.overrides.task.append("model.warmup_steps=range(0,600,step=50)")
-    assert search_space(cfg)["model.warmup_steps"].high == 600  # the plugin includes the end
+    assert largest(search_space(cfg)["model.warmup_steps"]) == 600  # the end included
     refused = (
         r"model.warmup_steps=range\(0,600,step=50\) searches warmups up to 600, not below "
         r"trainer.max_steps=200; allowed: warmups below trainer.max_steps, e.g. "

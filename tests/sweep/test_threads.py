@@ -7,8 +7,7 @@ from omegaconf import read_write
 
 from transformer_lab.config.validation import ConfigError
 from transformer_lab.job.checks import check_launcher
-from transformer_lab.sweep import parallel as parallel_jobs
-from transformer_lab.sweep.parallel import SCHEMA_NOTICE, claim_gpu, runs_in_parallel
+from transformer_lab.sweep.parallel import SCHEMA_NOTICE, Worker, runs_in_parallel
 from transformer_lab.sweep.threads import cores, sweep_n_jobs, threads_per_job
 
 pytestmark = pytest.mark.filterwarnings(f"ignore:{SCHEMA_NOTICE}")
@@ -55,16 +54,14 @@ def test_only_a_multirun_through_joblib_counts_as_parallel_not_one_run_of_such_a
     assert not runs_in_parallel(HydraConfig.get())
 
 
-def test_each_gpu_is_claimed_by_one_job_at_a_time(tmp_path, monkeypatch):
-    monkeypatch.setattr("transformer_lab.sweep.parallel._gpu_lock", None)
-    first = claim_gpu(tmp_path, 2)
-    held = parallel_jobs._gpu_lock
-    monkeypatch.setattr("transformer_lab.sweep.parallel._gpu_lock", None)
-    assert {first, claim_gpu(tmp_path, 2)} == {0, 1}
+def test_each_gpu_is_claimed_by_one_job_at_a_time(tmp_path):
+    holder, other, third = Worker(), Worker(), Worker()  # three worker processes
+    first = holder.claim_gpu(tmp_path, 2)
+    assert {first, other.claim_gpu(tmp_path, 2)} == {0, 1}
     with pytest.raises(RuntimeError, match=r"all 2 GPUs are held by other jobs"):
-        claim_gpu(tmp_path, 2)
-    held.close()  # its process ends: the GPU is free again
-    assert claim_gpu(tmp_path, 2) == first
+        third.claim_gpu(tmp_path, 2)
+    holder.gpu_lock.close()  # its process ends: the GPU is free again
+    assert third.claim_gpu(tmp_path, 2) == first
 
 
 def test_ddp_inside_a_parallel_local_sweep_is_refused_with_one_clear_message(compose_train):

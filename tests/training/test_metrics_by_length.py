@@ -3,11 +3,10 @@
 import torch
 
 from transformer_lab.tokens import BOS, EOS, PAD
-from transformer_lab.training.module import Seq2SeqLitModule
 
 
-def test_seq_acc_by_len_splits_seq_acc_by_source_words():
-    module = Seq2SeqLitModule(src_vocab_size=16, tgt_vocab_size=16, d_model=16, num_heads=2)
+def test_seq_acc_by_len_splits_seq_acc_by_source_words(lab_module):
+    module = lab_module(src_vocab_size=16, tgt_vocab_size=16, d_model=16, num_heads=2)
     # sources of 3, 3, 1 and 2 words (then EOS); the targets are the sources
     tgt_out = torch.tensor([[3, 4, 5, EOS], [6, 7, 8, EOS], [9, EOS, PAD, PAD], [3, 3, EOS, PAD]])
     tgt_in = torch.tensor([[BOS, 3, 4, 5], [BOS, 6, 7, 8], [BOS, 9, PAD, PAD], [BOS, 3, 3, PAD]])

@@ -5,16 +5,20 @@ import math
 
 import pytest
 
-from transformer_lab.training.module import Seq2SeqLitModule
-
 LR, WARMUP, D_MODEL = 2e-3, 40, 32
 
 
-def learning_rates(schedule: str, steps: int, warmup: int = WARMUP) -> list[float]:
-    """The learning rate of each update 1..steps, as the configured scheduler sets it."""
-    module = Seq2SeqLitModule(
-        16,
-        16,
+@pytest.fixture
+def learning_rates(lab_module):
+    """``learning_rates(schedule, steps, warmup)``: the learning rate of each update 1..steps,
+    as the configured scheduler sets it."""
+    return lambda schedule, steps, warmup=WARMUP: rates_of(lab_module, schedule, steps, warmup)
+
+
+def rates_of(lab_module, schedule: str, steps: int, warmup: int) -> list[float]:
+    module = lab_module(
+        src_vocab_size=16,
+        tgt_vocab_size=16,
         d_model=D_MODEL,
         num_heads=2,
         num_encoder_layers=1,
@@ -34,7 +38,7 @@ def learning_rates(schedule: str, steps: int, warmup: int = WARMUP) -> list[floa
     return rates
 
 
-def test_noam_peaks_at_the_configured_lr_on_the_warmup_step():
+def test_noam_peaks_at_the_configured_lr_on_the_warmup_step(learning_rates):
     rates = learning_rates("noam", 4 * WARMUP)
     peak_step = max(range(len(rates)), key=rates.__getitem__) + 1
     assert peak_step == WARMUP
@@ -43,7 +47,7 @@ def test_noam_peaks_at_the_configured_lr_on_the_warmup_step():
     assert rates[4 * WARMUP - 1] == pytest.approx(LR / 2)  # sqrt(warmup / step) after
 
 
-def test_noam_is_the_papers_formula_scaled_to_the_peak():
+def test_noam_is_the_papers_formula_scaled_to_the_peak(learning_rates):
     """Vaswani et al.: d_model^-0.5 * min(step^-0.5, step * warmup^-1.5), times one constant."""
     rates = learning_rates("noam", 3 * WARMUP)
     paper = [D_MODEL**-0.5 * min(s**-0.5, s * WARMUP**-1.5) for s in range(1, 3 * WARMUP + 1)]
@@ -52,13 +56,13 @@ def test_noam_is_the_papers_formula_scaled_to_the_peak():
     assert ratios[0] == pytest.approx(LR * math.sqrt(D_MODEL * WARMUP))
 
 
-def test_linear_warmup_rises_to_the_lr_and_stays():
+def test_linear_warmup_rises_to_the_lr_and_stays(learning_rates):
     rates = learning_rates("linear_warmup", 2 * WARMUP)
     assert rates[:3] == pytest.approx([LR / WARMUP, 2 * LR / WARMUP, 3 * LR / WARMUP])
     assert rates[WARMUP - 1 :] == pytest.approx([LR] * (WARMUP + 1))
 
 
-def test_constant_and_zero_warmup_start_at_the_lr():
+def test_constant_and_zero_warmup_start_at_the_lr(learning_rates):
     assert learning_rates("constant", 5) == pytest.approx([LR] * 5)
     assert learning_rates("noam", 3, warmup=0) == pytest.approx([LR, LR / 2**0.5, LR / 3**0.5])
 
@@ -67,6 +71,8 @@ BAD = [("cosine", 10, "schedule='cosine'"), ("noam", -1, "warmup_steps")]
 
 
 @pytest.mark.parametrize(("schedule", "warmup", "named"), BAD)
-def test_a_bad_schedule_is_refused_when_the_module_is_built(schedule, warmup, named):
+def test_a_bad_schedule_is_refused_when_the_module_is_built(
+    learning_rates, schedule, warmup, named
+):
     with pytest.raises(ValueError, match=named):
         learning_rates(schedule, 1, warmup)

@@ -35,8 +35,10 @@ class FixedOutputs(nn.Module):
         return self.generated
 
 
-def fixed_batch_module() -> tuple[Seq2SeqLitModule, dict]:
-    module = Seq2SeqLitModule(10, 10, d_model=16, num_heads=2, d_ff=32, max_len=8)
+def fixed_batch_module(lab_module) -> tuple[Seq2SeqLitModule, dict]:
+    module = lab_module(
+        src_vocab_size=10, tgt_vocab_size=10, d_model=16, num_heads=2, d_ff=32, max_len=8
+    )
     src = torch.tensor(
         [[3, 4, 5, EOS, PAD], [6, EOS, PAD, PAD, PAD], [7, 8, 9, 4, EOS], [5, 6, EOS, PAD, PAD]]
     )
@@ -61,8 +63,8 @@ def fixed_batch_module() -> tuple[Seq2SeqLitModule, dict]:
     return module, {"src": src, "tgt_in": tgt_in, "tgt_out": tgt_out}
 
 
-def test_every_number_is_unchanged_from_the_hand_written_accumulator():
-    module, batch = fixed_batch_module()
+def test_every_number_is_unchanged_from_the_hand_written_accumulator(lab_module):
+    module, batch = fixed_batch_module(lab_module)
     module._evaluate(batch, "val")
     module._evaluate(batch, "val")
     values = module.metrics["val"].compute()
@@ -71,8 +73,8 @@ def test_every_number_is_unchanged_from_the_hand_written_accumulator():
         assert values[key] == pytest.approx(expected, rel=1e-12, abs=0), key
 
 
-def test_reset_starts_the_next_validation_from_zero():
-    module, batch = fixed_batch_module()
+def test_reset_starts_the_next_validation_from_zero(lab_module):
+    module, batch = fixed_batch_module(lab_module)
     module._evaluate(batch, "val")
     module.metrics["val"].reset()
     module._evaluate(batch, "val")
@@ -81,7 +83,7 @@ def test_reset_starts_the_next_validation_from_zero():
     assert module.metrics["val"].seqs.sum() == 8
 
 
-def test_sums_are_reduced_across_ranks_by_torchmetrics():
-    module, _ = fixed_batch_module()
+def test_sums_are_reduced_across_ranks_by_torchmetrics(lab_module):
+    module, _ = fixed_batch_module(lab_module)
     for name in ("nll", "tokens", "correct_tokens", "correct_seqs", "seqs"):
         assert module.metrics["val"]._reductions[name].__name__ == "dim_zero_sum", name

@@ -9,12 +9,14 @@ tokens, so tokens per step is ``batch * length`` target positions on every side 
 comparison.
 """
 
-import inspect
 from dataclasses import dataclass
+from pathlib import Path
 
 import torch
+from omegaconf import OmegaConf
 from torch import nn
 
+import transformer_lab.conf
 from transformer_lab.tokens import BOS, FIRST_CONTENT
 from transformer_lab.training import module as lit_module
 from transformer_lab.training.loss import token_nll
@@ -75,12 +77,14 @@ def random_batch(size: Size, seed: int = 0) -> dict[str, torch.Tensor]:
     return {name: tensor.to(size.device) for name, tensor in batch.items()}
 
 
+MODEL_CONF = Path(transformer_lab.conf.__file__).parent / "model" / "transformer.yaml"
+
+
 def adamw(model: nn.Module) -> torch.optim.Optimizer:
-    """The main job's optimizer, taken from the LightningModule (its parameter groups and its
-    default settings, which ``conf/model/transformer.yaml`` repeats), so it cannot drift."""
-    defaults = inspect.signature(lit_module.Seq2SeqLitModule).parameters
-    settings = {name: defaults[name].default for name in ("lr", "betas", "weight_decay")}
-    return lit_module.adamw(model, **settings)
+    """The main job's optimizer: the LightningModule's parameter groups, with the settings
+    of ``conf/model/transformer.yaml``, read from there so that they cannot drift."""
+    conf = OmegaConf.load(MODEL_CONF)
+    return lit_module.adamw(model, conf.lr, tuple(conf.betas), conf.weight_decay)
 
 
 def loss(model: nn.Module, batch: dict) -> torch.Tensor:

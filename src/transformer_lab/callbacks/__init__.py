@@ -8,8 +8,10 @@ from transformer_lab.callbacks.layer_stats import LayerStats
 from transformer_lab.callbacks.length_series import LengthSeries
 from transformer_lab.callbacks.norm_comparison import NormComparison
 from transformer_lab.callbacks.positional_map import PositionalMap
+from transformer_lab.callbacks.progress import StepProgressBar
 from transformer_lab.callbacks.samples import SampleGenerations
 from transformer_lab.callbacks.scalar_layout import ScalarLayout
+from transformer_lab.callbacks.training_stability import TrainingStability, training_stability
 
 __all__ = [
     "AttentionMaps",
@@ -23,5 +25,8 @@ __all__ = [
     "PositionalMap",
     "SampleGenerations",
     "ScalarLayout",
+    "StepProgressBar",
+    "TrainingStability",
     "diverged_at_step",
+    "training_stability",
 ]

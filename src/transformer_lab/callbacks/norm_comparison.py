@@ -8,8 +8,14 @@ model gets deeper), which is why post-norm needs a learning-rate warmup. Liu et 
 under a small random change of the parameters: more for post-norm, more with depth.
 
 At fit start this callback builds one twin of the run's model per placement: the run's
-hyper-parameters with only ``norm`` changed and the same ``init_seed``, so every twin has
-the same Xavier draws (deepnorm's scaled by its beta). On one training batch it measures
+hyper-parameters with both stacks at that placement and the same ``init_seed``, so every
+twin has the same Xavier draws (deepnorm's scaled by its beta). A run whose stacks have
+placements of their own (``model.encoder_norm``/``model.decoder_norm``, e.g. Liu et al.'s
+post-norm encoder with a pre-norm decoder) gets the same twins as a run of one placement:
+the comparison is of the placements on the run's architecture, not of the run's hybrid
+(its own per-layer gradients are the layer statistics' business). The record's ``model``
+is what the twins share, per-stack placements left to ``norm``, so the report counts a
+hybrid run's twins with those of its architecture. On one training batch it measures
 both quantities and logs them (TensorBoard scalars with the layer as the step, one figure,
 and ``norm_comparison.json`` in the run folder for the sweep report). The twins are built under
 a forked RNG and never touch the run's model: the run trains exactly as without it.
@@ -45,10 +51,18 @@ log = logging.getLogger(__name__)
 GradNorms = dict[str, dict[str, dict[str, list[float]]]]  # placement -> stack -> group -> [layer]
 
 
+PER_STACK_NORMS = ("encoder_norm", "decoder_norm")
+
+
 def model_kwargs(hparams) -> dict:
     """The :class:`Seq2SeqTransformer` arguments among a LightningModule's hyper-parameters."""
     names = inspect.signature(Seq2SeqTransformer).parameters
     return {name: value for name, value in hparams.items() if name in names}
+
+
+def twin_kwargs(kwargs: dict, placement: str) -> dict:
+    """The run's model arguments ``kwargs`` with both stacks at ``placement``."""
+    return {**kwargs, "norm": placement} | dict.fromkeys(PER_STACK_NORMS)
 
 
 @torch.no_grad()
@@ -72,7 +86,7 @@ def measure_twins(kwargs: dict, placements, batch, perturbation: float, device="
     results = {"loss": {}, "grad_norm": {}, "output_change": {}}
     with torch.random.fork_rng(devices=[]):  # nn.Linear's own init draws from the global RNG
         for placement in placements:
-            twin = Seq2SeqTransformer(**{**kwargs, "norm": placement}).to(device).eval()
+            twin = Seq2SeqTransformer(**twin_kwargs(kwargs, placement)).to(device).eval()
             logits = twin(batch["src"], batch["tgt_in"])  # [B, T, V]
             loss = token_nll(logits, batch["tgt_out"])
             loss.backward()
@@ -138,6 +152,14 @@ class NormComparison(L.Callback):
     @figure_hook
     def on_fit_start(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
         kwargs = model_kwargs(pl_module.hparams)
+        own = {key: kwargs[key] for key in PER_STACK_NORMS if kwargs.get(key) is not None}
+        if own:
+            log.info(
+                "the norm comparison's twins put both stacks at each placement, not at the "
+                "run's own %s",
+                ", ".join(f"{key}={value}" for key, value in own.items()),
+            )
+        kwargs = twin_kwargs(kwargs, kwargs["norm"])  # what every twin shares
         if kwargs.get("init_seed") is None:  # the run drew from the global RNG; twins need a seed
             kwargs["init_seed"] = 0
         batch = trainer.datamodule.sample("train", self.batch_size)

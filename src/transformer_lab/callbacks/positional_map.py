@@ -12,6 +12,10 @@
   the decoder's causal mask keeps ``j <= i``).
 - ``none``: nothing to draw.
 
+A model whose stacks have encodings of their own (``model.encoder_pos_encoding``,
+``model.decoder_pos_encoding``) gets one picture of each; a kind both stacks share is
+drawn once, from the encoder.
+
 TensorBoard tag ``positional/<name>``; ``<run>/positional_<name>.png``.
 """
 
@@ -106,24 +110,34 @@ def positional_figure(pos: PositionalEncoding, num_positions: int):
     return None
 
 
+def stack_encodings(model) -> dict[str, PositionalEncoding]:
+    """The model's positional encodings by name, the encoder's first: one per kind."""
+    encodings = {}
+    for pos in (model.src_pos, model.tgt_pos):
+        name = next(n for n, cls in POSITIONAL_ENCODINGS.items() if type(pos) is cls)
+        encodings.setdefault(name, pos)
+    return encodings
+
+
 class PositionalMap(L.Callback):
-    """Logs :func:`positional_figure` once per run: at fit start, or at fit end if learned."""
+    """Logs :func:`positional_figure` of each encoding once per run: at fit start, or at
+    fit end if learned."""
 
     def __init__(self, max_positions: int = 64):
         self.max_positions = max_positions
 
     def on_fit_start(self, trainer, pl_module) -> None:
-        if not isinstance(pl_module.model.src_pos, Learned):
-            self.draw(trainer, pl_module)
+        for name, pos in stack_encodings(pl_module.model).items():
+            if not isinstance(pos, Learned):
+                self.draw(trainer, name, pos)
 
     def on_fit_end(self, trainer, pl_module) -> None:
-        if isinstance(pl_module.model.src_pos, Learned):
-            self.draw(trainer, pl_module)
+        for name, pos in stack_encodings(pl_module.model).items():
+            if isinstance(pos, Learned):
+                self.draw(trainer, name, pos)
 
     @figure_hook
-    def draw(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
-        pos = pl_module.model.src_pos
-        name = next(n for n, cls in POSITIONAL_ENCODINGS.items() if type(pos) is cls)
+    def draw(self, trainer: L.Trainer, name: str, pos: PositionalEncoding) -> None:
         figure = positional_figure(pos, self.max_positions)
         if figure is None:
             log.info("pos_encoding=%s: no positional encoding to draw", name)

@@ -11,22 +11,27 @@ shuffle, which indexed past the end of an epoch shortened by a resume.
 from collections.abc import Iterator, Sized
 
 import torch
-from lightning.pytorch.overrides.distributed import UnrepeatedDistributedSampler
 from torch.utils.data import DistributedSampler
 
 from transformer_lab.data.streams import random_stream
 
 
-class EvalShard(UnrepeatedDistributedSampler):
+class EvalShard(DistributedSampler):
     """Rank ``rank`` of ``num_replicas`` evaluates examples ``rank::num_replicas``, in order.
 
     No example is repeated, so metrics summed over the ranks count each exactly once; one
     rank may run one batch more than another, which evaluation allows (it syncs nothing per
-    batch). Lightning's own sampler for prediction, with its settings fixed.
+    batch). What Lightning's ``UnrepeatedDistributedSampler`` does for prediction, written
+    here because Lightning keeps that one in a module of its internals (``overrides``).
     """
 
     def __init__(self, split: Sized, num_replicas: int = 1, rank: int = 0):
         super().__init__(split, num_replicas=num_replicas, rank=rank, shuffle=False)
+        self.num_samples = len(range(rank, len(split), num_replicas))  # no padding
+        self.total_size = len(split)
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(range(self.rank, self.total_size, self.num_replicas))
 
 
 class EpochShuffle(DistributedSampler):

@@ -25,7 +25,7 @@ def instantiate(key: str, node: DictConfig, **kwargs):
     exception, a ValueError or TypeError from the project's own code among them, is a bug
     and keeps its traceback.
     """
-    _check_keys(key, node)
+    _check_keys(key, node, given=kwargs)
     try:
         return hydra.utils.instantiate(node, _convert_="all", **kwargs)
     except InstantiationException as error:
@@ -38,14 +38,22 @@ def instantiate(key: str, node: DictConfig, **kwargs):
         raise
 
 
-def _check_keys(key: str, node: DictConfig) -> None:
+def _check_keys(key: str, node: DictConfig, given: dict) -> None:
     """InvalidSetting for a key the target's constructor does not take (``+model.qk=1``),
-    which Python would refuse with a TypeError before the constructor runs."""
+    or for one it needs that the config lacks (``~model.dropout``), both of which Python
+    would refuse with a TypeError before the constructor runs. ``given``: the arguments
+    passed besides the config's."""
     target = hydra.utils.get_object(node._target_)
     parameters = inspect.signature(target).parameters
+    settings = OmegaConf.to_container(node, resolve=False)
+    for name, parameter in parameters.items():
+        by_name = parameter.kind in (parameter.POSITIONAL_OR_KEYWORD, parameter.KEYWORD_ONLY)
+        needed = by_name and parameter.default is parameter.empty
+        if needed and name not in settings and name not in given:
+            reason = f"missing ({target.__name__} has no default for it)"
+            raise InvalidSetting(f"{key}.{name}", None, reason, "a value in the config")
     if any(p.kind is p.VAR_KEYWORD for p in parameters.values()):
         return
-    settings = OmegaConf.to_container(node, resolve=False)
     for name, value in settings.items():
         if not name.startswith("_") and name not in parameters:
             reason = f"{target.__name__} takes no such setting"

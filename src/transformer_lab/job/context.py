@@ -2,11 +2,12 @@
 
 A job's steps (check, resume, build, record) need the same few facts: the folder it writes
 to, the folder Hydra made for this start, whether it runs in a sweep, the overrides it was
-given and the command that was typed. They are read here, once per job, and handed to each
-step, instead of each step asking Hydra's global config (or a step changing the config so
-that a later one finds its folder).
+given, the command that was typed and the keys its sweep varies. They are read here, once
+per job, and handed to each step, instead of each step asking Hydra's global config (or a
+step changing the config so that a later one finds its folder).
 """
 
+import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -14,7 +15,7 @@ from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 
-from transformer_lab.runs.command import started_as
+from transformer_lab.runs.sweep_record import SweepRecord
 
 
 @dataclass(frozen=True)
@@ -22,22 +23,30 @@ class RunContext:
     """``output_dir`` is where the job writes: the folder Hydra made for this start
     (``started_in``), or the run a resume goes on in (:meth:`resumed_in`). ``hydra`` is
     Hydra's node of the job's config (mode, launcher, sweeper, overrides, job name);
-    ``orig_argv``/``argv`` the command as typed, also inside a parallel sweep's worker
-    (:func:`~transformer_lab.runs.command.started_as`)."""
+    ``orig_argv``/``argv`` the command as typed (``sys.orig_argv``/``sys.argv``), also in
+    a job that a launcher runs in a process of its own; ``swept`` the keys the job's sweep
+    varies, None for a single run (both from the sweep's
+    :class:`~transformer_lab.runs.sweep_record.SweepRecord`)."""
 
     output_dir: Path
     started_in: Path
     hydra: DictConfig
     orig_argv: tuple[str, ...]
     argv: tuple[str, ...]
+    swept: frozenset[str] | None = None
 
     @classmethod
     def from_hydra(cls) -> "RunContext":
-        """The context of the job Hydra is running in this process."""
+        """The context of the job Hydra is running in this process: in a multirun, with
+        the command and the swept keys that the sweep's process recorded; without that
+        record, this process's command and no swept keys known."""
         hydra = HydraConfig.get()
         folder = Path(hydra.runtime.output_dir)
-        orig_argv, argv = started_as()
-        return cls(folder, folder, hydra, tuple(orig_argv), tuple(argv))
+        multirun = hydra.mode == RunMode.MULTIRUN
+        sweep = SweepRecord.read(Path(hydra.sweep.dir)) if multirun else None
+        if sweep is None:
+            return cls(folder, folder, hydra, tuple(sys.orig_argv), tuple(sys.argv))
+        return cls(folder, folder, hydra, sweep.orig_argv, sweep.argv, sweep.swept)
 
     @property
     def in_sweep(self) -> bool:

@@ -19,7 +19,7 @@ from omegaconf import DictConfig, OmegaConf
 from rich.console import Console
 from rich.table import Table
 
-from transformer_lab.callbacks import Interrupted, diverged_at_step
+from transformer_lab.callbacks import Interrupted, diverged_at_step, training_stability
 from transformer_lab.job.build import build
 from transformer_lab.job.checks import check_config
 from transformer_lab.job.context import RunContext
@@ -115,22 +115,23 @@ def record_run(
     cfg, trainer, context: RunContext, metrics: dict, diverged_at, train_seconds
 ) -> dict:
     """metrics.json and the HPARAMS entry, both with what the val/seq_acc curve says (the
-    best value, the steps to the target), read back from the run's own events; returns
-    those curve metrics."""
+    best value, the area, the steps to the target), read back from the run's own events,
+    and how the training went (clipped steps, gradient norm, loss spikes); returns those."""
     output_dir = context.output_dir
     for logger in trainer.loggers:
         logger.save()  # the events on disk, to read the val/seq_acc curve back
     curve = curve_metrics(read_scalars(output_dir).get(CURVE_TAG, []), cfg.target_seq_acc)
-    record = dict(sorted((metrics | curve).items()))
+    summary = curve | training_stability(trainer)
+    record = dict(sorted((metrics | summary).items()))
     record |= {"global_step": trainer.global_step, "train_seconds": round(train_seconds, 1)}
     record["torch_threads"] = torch.get_num_threads()  # pinned in a parallel sweep
     record |= {"diverged": diverged_at is not None, "diverged_at_step": diverged_at}
     (output_dir / "metrics.json").write_text(json.dumps(record, indent=2) + "\n")
     run = {"run/diverged": metrics["diverged"], "run/train_seconds": train_seconds}
     params, overridden = run_hparams(cfg, context.overrides)
-    differs = differing_keys(context.hydra, overridden)
-    write_hparams(trainer, params, differs, metric_names(cfg), curve | run)
-    return curve
+    differs = differing_keys(context.swept, overridden)
+    write_hparams(trainer, params, differs, metric_names(cfg), summary | run)
+    return summary
 
 
 def train(cfg: DictConfig, context: RunContext | None = None) -> dict[str, float]:

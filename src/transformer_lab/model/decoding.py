@@ -3,6 +3,8 @@
 Every search starts from BOS, never emits PAD or BOS, ends a row at its EOS (kept) or at
 ``max_new_tokens``, and returns ``[B, <= 1 + max_new_tokens]`` token ids with PAD after
 EOS -- the format of :meth:`Seq2SeqTransformer.generate`, which is :func:`greedy`.
+:func:`greedy_to_length` is greedy decoding told each row's length (oracle length), so
+the tokens it gets right are scored apart from the decision where to end.
 
 With ``use_cache`` a step feeds only the newest token and reuses the decoder cache
 (self-attention K/V per layer, the memory's cross-attention K/V computed once, absolute
@@ -61,9 +63,10 @@ def _token_by_token(
     src: torch.Tensor,
     max_new_tokens: int,
     use_cache: bool,
-    choose: Callable[[torch.Tensor], torch.Tensor],
+    choose: Callable[[torch.Tensor, int], torch.Tensor],
 ) -> torch.Tensor:
-    """Extend each row by ``choose(logits [B, V]) -> [B]`` until every row has ended.
+    """Extend each row by ``choose(logits [B, V], step) -> [B]`` until every row has ended;
+    ``step`` counts the generated tokens before this one.
 
     Finished rows are padded with PAD while the others go on.
     """
@@ -72,8 +75,8 @@ def _token_by_token(
         out = torch.full((src.size(0), 1), BOS, dtype=torch.long, device=src.device)
         finished = torch.zeros(src.size(0), dtype=torch.bool, device=src.device)
         cache = model.new_cache() if use_cache else None
-        for _ in range(max_new_tokens):
-            token = choose(_next_logits(model, out, memory, src, cache))  # [B]
+        for step in range(max_new_tokens):
+            token = choose(_next_logits(model, out, memory, src, cache), step)  # [B]
             token = token.masked_fill(finished, PAD)
             out = torch.cat((out, token[:, None]), dim=1)
             finished |= token == EOS
@@ -86,7 +89,34 @@ def greedy(
     model: Seq2SeqTransformer, src: torch.Tensor, max_new_tokens: int = 32, use_cache: bool = True
 ) -> torch.Tensor:
     """The most likely token at every step."""
-    return _token_by_token(model, src, max_new_tokens, use_cache, lambda logits: logits.argmax(-1))
+    return _token_by_token(
+        model, src, max_new_tokens, use_cache, lambda logits, _: logits.argmax(-1)
+    )
+
+
+def greedy_to_length(
+    model: Seq2SeqTransformer, src: torch.Tensor, lengths: torch.Tensor, use_cache: bool = True
+) -> torch.Tensor:
+    """Greedy decoding forced to ``lengths [B]`` tokens before EOS -> ``[B, 2 + max(lengths)]``.
+
+    Oracle-length decoding: row ``b`` may not end (EOS is ruled out) before its
+    ``lengths[b]`` tokens and ends (EOS is forced) right after them, each token otherwise
+    the most likely one. Given the target's length, the tokens a model gets right at each
+    position, past the training lengths too, no longer depend on whether it would have
+    ended there: exact match and token accuracy by position under oracle length tell a
+    position failure from an end-of-sequence one.
+    """
+    if lengths.dim() != 1 or lengths.size(0) != src.size(0) or bool((lengths < 0).any()):
+        raise ValueError(
+            f"lengths must be [B={src.size(0)}] token counts >= 0; got {lengths.tolist()}"
+        )
+
+    def choose(logits: torch.Tensor, step: int) -> torch.Tensor:
+        may_end = lengths <= step  # [B] (only == step: the rows past it have ended)
+        logits[:, EOS] = logits[:, EOS].masked_fill(~may_end, float("-inf"))
+        return torch.where(may_end, EOS, logits.argmax(-1))
+
+    return _token_by_token(model, src, int(lengths.max()) + 1, use_cache, choose)
 
 
 def sample(
@@ -114,7 +144,7 @@ def sample(
         raise ValueError(f"top_k must be >= 0 (0 keeps every token); got {top_k}")
     generator = None if seed is None else torch.Generator(src.device).manual_seed(seed)
 
-    def choose(logits: torch.Tensor) -> torch.Tensor:
+    def choose(logits: torch.Tensor, step: int) -> torch.Tensor:
         logits = logits / temperature  # [B, V]
         if top_k:
             kth = logits.topk(min(top_k, logits.size(-1)), dim=-1).values[:, -1:]  # [B, 1]

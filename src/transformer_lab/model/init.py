@@ -7,9 +7,11 @@ Following the paper's reference implementations (tensor2tensor, fairseq):
   cross-attention's ``[2D, D]`` K/V, SwiGLU's ``[2h, D]`` W1/V) are initialised block by
   block, exactly as if each were its own ``nn.Linear``; only the module that fuses them
   knows the blocks, so it is a :class:`Sublayer` and initialises itself;
-- token embeddings and a learned position table are ``N(0, d_model^-0.5)``: after the
-  ``sqrt(d_model)`` scale each embedding component has unit variance. With tied
-  embeddings the shared matrix gets this embedding init;
+- token embeddings are ``N(0, d_model^-0.5)``: after the ``sqrt(d_model)`` scale each
+  embedding component has unit variance. With tied embeddings the shared matrix gets
+  this embedding init;
+- a learned position table is ``N(0, 1/2)``, the sinusoid's scale; it owns that init
+  (:class:`~transformer_lab.model.positional.PositionTable`, which says why);
 - LayerNorm weight 1, bias 0; RMSNorm weight 1 (PyTorch's defaults);
 - with ``norm="deepnorm"``, :func:`scale_residual_branches` then multiplies what each
   sublayer adds to the residual stream (attention's value and output projections, both
@@ -23,6 +25,8 @@ twins rely on this).
 
 import torch
 from torch import nn
+
+from transformer_lab.model.positional import PositionTable
 
 
 @torch.no_grad()
@@ -68,7 +72,9 @@ def initialize(model: nn.Module, d_model: int, seed: int | None = None) -> None:
     _init_projections(model, generator)
     # Embeddings last, so that a weight tied to the output head ends with the embedding init.
     for module in model.modules():
-        if isinstance(module, nn.Embedding):
+        if isinstance(module, PositionTable):
+            module.reset_parameters(generator)
+        elif isinstance(module, nn.Embedding):
             module.weight.normal_(0.0, d_model**-0.5, generator=generator)
         elif isinstance(module, nn.LayerNorm | nn.RMSNorm):
             module.reset_parameters()

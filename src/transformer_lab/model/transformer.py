@@ -4,6 +4,13 @@
 ``pos_encoding`` picks how positions enter (:mod:`.positional`), ``activation`` picks the
 FFN (:mod:`.layers`). The model returns logits; the softmax belongs to the loss or the
 decoder's search.
+
+``encoder_norm``/``decoder_norm`` and ``encoder_pos_encoding``/``decoder_pos_encoding``
+give one stack a choice of its own (None: the shared ``norm`` or ``pos_encoding``), for
+controls such as Liu et al.'s (2020) post-norm encoder with a pre-norm decoder. A stack's
+choice alone decides what it gets: its final norm (for the placements that normalise
+before), deepnorm's constants, its positional encoding. Both stacks set to the shared
+choice build the very model of the shared choice, weight for weight.
 """
 
 import dataclasses
@@ -15,6 +22,7 @@ from torch import nn
 
 from transformer_lab.config.validation import (
     InvalidSetting,
+    check_choice,
     check_flag,
     check_integer,
     check_number,
@@ -23,8 +31,12 @@ from transformer_lab.model import decoding, masks
 from transformer_lab.model.attention import KVCache
 from transformer_lab.model.init import initialize, scale_residual_branches
 from transformer_lab.model.layers import DecoderLayer, EncoderLayer, LayerConfig
-from transformer_lab.model.positional import PositionalEncoding, build_positional_encoding
-from transformer_lab.model.residual import deepnorm_scales, final_norm
+from transformer_lab.model.positional import (
+    POSITIONAL_ENCODINGS,
+    PositionalEncoding,
+    build_positional_encoding,
+)
+from transformer_lab.model.residual import NORM_PLACEMENTS, deepnorm_scales, final_norm
 from transformer_lab.tokens import PAD
 
 
@@ -53,7 +65,9 @@ class Seq2SeqTransformer(nn.Module):
     """Source and target embeddings, an encoder and a decoder stack, an output head.
 
     ``init_seed`` makes the initial weights independent of the global RNG (see
-    :mod:`.init`); leave it ``None`` to draw from the global RNG as usual.
+    :mod:`.init`); leave it ``None`` to draw from the global RNG as usual. The arguments
+    ``encoder_norm``/``decoder_norm`` name a placement; the attributes of those names are
+    the stacks' final norms (their state-dict keys predate the arguments).
     """
 
     def __init__(
@@ -73,6 +87,10 @@ class Seq2SeqTransformer(nn.Module):
         tie_embeddings: bool = False,
         init_seed: int | None = None,
         norm_type: str = "layernorm",
+        encoder_norm: str | None = None,
+        decoder_norm: str | None = None,
+        encoder_pos_encoding: str | None = None,
+        decoder_pos_encoding: str | None = None,
     ):
         super().__init__()
         _check_arguments(
@@ -88,28 +106,38 @@ class Seq2SeqTransformer(nn.Module):
             d_ff=d_ff,
             max_len=max_len,
         )
+        encoder_norm, decoder_norm = _stack_choices("norm", norm, encoder_norm, decoder_norm)
+        encoder_pos_encoding, decoder_pos_encoding = _stack_choices(
+            "pos_encoding", pos_encoding, encoder_pos_encoding, decoder_pos_encoding
+        )
         self.d_model, self.max_len = d_model, max_len
         self.embed_scale = math.sqrt(d_model)
 
         self.src_embed = nn.Embedding(src_vocab_size, d_model)
         self.tgt_embed = nn.Embedding(tgt_vocab_size, d_model)
-        self.src_pos = build_positional_encoding(pos_encoding, d_model, num_heads, max_len)
-        self.tgt_pos = build_positional_encoding(pos_encoding, d_model, num_heads, max_len)
+        self.src_pos = build_positional_encoding(encoder_pos_encoding, d_model, num_heads, max_len)
+        self.tgt_pos = build_positional_encoding(decoder_pos_encoding, d_model, num_heads, max_len)
         self.embed_dropout = nn.Dropout(dropout)
-        (enc_alpha, enc_beta), (dec_alpha, dec_beta) = deepnorm_scales(
-            norm, num_encoder_layers, num_decoder_layers
+        # each stack's constants follow from its own placement (1s unless deepnorm); a
+        # deepnorm stack keeps DeepNet's encoder-decoder constants, which depend on both
+        # depths, whatever the other stack's placement
+        (enc_alpha, enc_beta), _ = deepnorm_scales(
+            encoder_norm, num_encoder_layers, num_decoder_layers
+        )
+        _, (dec_alpha, dec_beta) = deepnorm_scales(
+            decoder_norm, num_encoder_layers, num_decoder_layers
         )
         encoder = LayerConfig(
             d_model=d_model,
             num_heads=num_heads,
             d_ff=d_ff,
             dropout=dropout,
-            norm=norm,
+            norm=encoder_norm,
             norm_type=norm_type,
             activation=activation,
             alpha=enc_alpha,
         )
-        decoder = dataclasses.replace(encoder, alpha=dec_alpha)
+        decoder = dataclasses.replace(encoder, norm=decoder_norm, alpha=dec_alpha)
         self.encoder_layers, self.encoder_norm = _stack(EncoderLayer, encoder, num_encoder_layers)
         self.decoder_layers, self.decoder_norm = _stack(DecoderLayer, decoder, num_decoder_layers)
         self.output = nn.Linear(d_model, tgt_vocab_size)
@@ -245,10 +273,23 @@ def _stack(
 ) -> tuple[nn.ModuleList, nn.Module]:
     """``num_layers`` layers built from ``config``, then the norm that closes the stack.
 
-    Encoder and decoder stacks differ only in their layer class and deepnorm's ``alpha``.
+    Encoder and decoder stacks differ in their layer class, and in their placement and
+    deepnorm's ``alpha`` where the model gives each stack its own.
     """
     layers = nn.ModuleList(layer(config) for _ in range(num_layers))
     return layers, final_norm(config.d_model, config.norm, config.norm_type)
+
+
+def _stack_choices(key: str, shared: str, encoder: str | None, decoder: str | None):
+    """``(the encoder's choice, the decoder's choice)`` of ``key`` (``norm`` or
+    ``pos_encoding``): each stack's own where given, else ``shared``; InvalidSetting names
+    the setting (``encoder_norm``, ...) whose name is unknown."""
+    choices = {"norm": NORM_PLACEMENTS, "pos_encoding": POSITIONAL_ENCODINGS}[key]
+    check_choice(key, shared, choices)
+    for stack, own in (("encoder", encoder), ("decoder", decoder)):
+        if own is not None:  # None: the shared choice
+            check_choice(f"{stack}_{key}", own, choices)
+    return (shared if encoder is None else encoder), (shared if decoder is None else decoder)
 
 
 def _check_arguments(dropout, tie_embeddings, init_seed, **sizes) -> None:

@@ -1,30 +1,50 @@
 """The sweep report: ``python -m transformer_lab.report outputs/multirun/<sweep>``.
 
-Reads every job of a Hydra multirun (its overrides, ``metrics.json``, TensorBoard scalars
-and ``norm_comparison.json``) and writes ``report.md`` plus PNG figures into the sweep
-folder, and both into the TensorBoard run ``<sweep>/report/``: final metrics per
-configuration (mean ± std over seeds), steps to a target ``val/seq_acc``, diverged runs
-marked, accuracy by length past the training lengths (a ``test_long`` split, as in
-``experiment=pe_extrapolation``), the learning-rate window when the sweep varies
-``model.lr`` (a heatmap per architecture, the best learning rate per configuration), and
-figures: the validation-loss curves grouped by ``model.norm``, exact-match accuracy
-against length, and the gradient norm by layer at initialisation per norm placement.
-It groups by whichever overrides vary, so it works on any sweep; jobs that have not
-finished (still running, killed, failed) are listed, and the finished ones still reported.
+Reads every job of a Hydra multirun (its overrides, its config, ``metrics.json``,
+TensorBoard scalars and ``norm_comparison.json``) and writes ``report.md`` plus PNG figures
+into the sweep folder, and both into the TensorBoard run ``<sweep>/report/``: first the
+verdict on each hypothesis the experiment stated (``supported``, ``contradicted`` or
+``inconclusive``, with its numbers), then final metrics per configuration (the mean and a
+95% confidence interval over seeds, n shown), the median steps to a target
+``val/seq_acc`` as censored data, diverged runs marked, how each configuration trained
+(clipped steps, gradient norm, loss spikes), paired comparisons along every swept key
+(the difference, its interval and a word), accuracy by length past the training lengths
+(a ``test_long`` split, as in ``experiment=pe_extrapolation``), the learning-rate window
+when the sweep varies ``model.lr`` (a heatmap per architecture, the best learning rate per
+configuration), and figures: the validation-loss curves grouped by ``model.norm``,
+exact-match accuracy against length, and the gradient norm by layer at initialisation per
+norm placement. It groups by whichever overrides vary, so it works on any sweep; jobs that
+have not finished (still running, killed, failed) are listed, and the finished ones still
+reported. A hypothesis the sweep cannot evaluate gets one line and exit status 2.
 """
 
 import argparse
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
+from omegaconf import OmegaConf
+
+from transformer_lab.config.validation import ConfigError
 from transformer_lab.console import quiet_library_notices
+from transformer_lab.report.comparisons import comparisons_section
 from transformer_lab.report.figures import FIGURES
 from transformer_lab.report.lengths import length_table
 from transformer_lab.report.lr_window import best_lr_table, lr_heatmaps
 from transformer_lab.report.provenance import provenance_section
 from transformer_lab.report.sweep import NotASweep, Sweep, group_runs, load_sweep
-from transformer_lab.report.table import configuration_table, output_change_table
+from transformer_lab.report.table import configuration_table, output_change_table, stability_table
 from transformer_lab.report.tensorboard import write_tensorboard
+from transformer_lab.report.verdicts import Verdict, hypotheses_section, judge, read_hypotheses
+from transformer_lab.runs.order import natural_key
+from transformer_lab.sweep.hypotheses import as_text
+
+INTERVALS = (
+    "A cell reads `mean [low, high] n=k`: the mean over the k runs of the configuration and "
+    "its 95% confidence interval, Student t with k − 1 degrees of freedom (made this way "
+    "over new seeds, such intervals hold the true mean 95% of the time; a narrow one says "
+    "the seed matters little). One run reads `value n=1`: no interval."
+)
 
 
 def _unfinished_lines(sweep: Sweep) -> list[str]:
@@ -48,25 +68,51 @@ def _replicates(sweep: Sweep) -> str:
     return f"each configuration ran once, so there is no spread over {key}"
 
 
-def render(sweep: Sweep, target: float) -> tuple[str, list[tuple[str, str]]]:
-    """``report.md`` of ``sweep`` and its figures ``[(caption, file)]``, which it writes
-    into the sweep folder on the way."""
+def render(
+    sweep: Sweep, target: float, verdicts: Sequence[Verdict] = ()
+) -> tuple[str, list[tuple[str, str]]]:
+    """``report.md`` of ``sweep`` (with the ``verdicts`` on its hypotheses) and its figures
+    ``[(caption, file)]``, which it writes into the sweep folder on the way."""
     keys = ", ".join(f"`{k}`" for k in sweep.config_keys) or "nothing (one configuration)"
     lines = [
         f"# Sweep report: {sweep.path.name}",
         "",
         f"{len(sweep.runs)} jobs, {len(sweep.finished)} finished; configurations differ by "
         f"{keys}; {_replicates(sweep)}.",
+        *hypotheses_section(verdicts),
         "",
         "## Final metrics",
         "",
-        f"Mean ± sample std over the runs of each configuration; diverged runs are counted, "
-        f"not averaged, in every column. Steps: the first validation with `val/seq_acc` ≥ "
-        f"{target:g}, as TensorBoard's step (Lightning logs the validation after update n at "
-        "step n − 1), over the runs that did not diverge; (k/n runs): k of those n reached it.",
+        f"{INTERVALS} Diverged runs are counted, not averaged, in every column. Steps: the "
+        f"first validation with `val/seq_acc` ≥ {target:g}, as TensorBoard's step (Lightning "
+        "logs the validation after update n at step n − 1), the median over the runs, in "
+        "which a run that never reached it counts as beyond its `trainer.max_steps`, and so "
+        "does a diverged run (what it reached before it diverged is not a run that trains): "
+        "`> m` when such runs reach the middle, the median only known to be larger; (k/n): "
+        "k of the n runs reached it.",
         "",
         configuration_table(sweep, target),
     ]
+    stability = stability_table(sweep)
+    if stability:
+        spikes = "callbacks.training_stability"
+        lines += [
+            "",
+            "## Training stability",
+            "",
+            "Over every finished run, diverged ones too: `train/clip_fraction`, the fraction "
+            "of steps whose gradient norm before clipping exceeded `trainer.gradient_clip_val` "
+            f"({_settings(sweep, 'trainer.gradient_clip_val')}; 0 with clipping off), so a "
+            "run that would diverge but stalls under the clip shows here; "
+            "`train/grad_norm_max`, the largest gradient norm before clipping; "
+            "`train/loss_spikes`, how many times the training loss rose above "
+            f"{_settings(sweep, f'{spikes}.spike_factor')} times the median of the "
+            f"{_settings(sweep, f'{spikes}.spike_window')} steps before it (`{spikes}`). "
+            "Cells as above.",
+            "",
+            stability,
+        ]
+    lines += comparisons_section(sweep)
     lengths = length_table(sweep)
     if lengths:
         lines += [
@@ -115,14 +161,27 @@ def render(sweep: Sweep, target: float) -> tuple[str, list[tuple[str, str]]]:
     return "\n".join(lines) + "\n", heatmaps + figures
 
 
+def _settings(sweep: Sweep, key: str) -> str:
+    """The values of the setting ``key`` in the finished runs' resolved configs (``?``
+    for a run without one), ``"1.0"`` or ``"0.5, 1.0"``."""
+    values = {
+        "?" if r.config is None else as_text(OmegaConf.select(r.config, key, default=None))
+        for r in sweep.finished
+    }
+    return ", ".join(sorted(values, key=natural_key))
+
+
 def write_report(path: Path, target: float = 0.9, replicate_key: str = "seed") -> Path:
+    """Write the report of the sweep in ``path``; NotASweep or a ConfigError (a hypothesis
+    the sweep cannot evaluate) before anything is written."""
     sweep = load_sweep(path, replicate_key)
     if not sweep.finished:
         raise NotASweep(
             f"{path}: none of its {len(sweep.runs)} jobs has finished yet (no metrics.json); "
             "nothing to report"
         )
-    text, figures = render(sweep, target)
+    verdicts = [judge(sweep, hypothesis) for hypothesis in read_hypotheses(sweep)]
+    text, figures = render(sweep, target, verdicts)
     report = path / "report.md"
     report.write_text(text)
     sections = text.split("\n## ")
@@ -148,7 +207,7 @@ def main(argv: list[str] | None = None) -> int:
     quiet_library_notices()
     try:
         report = write_report(args.sweep, args.target, args.replicate_key)
-    except NotASweep as error:
+    except (NotASweep, ConfigError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     print(report.read_text())  # the tables, readable in the terminal too

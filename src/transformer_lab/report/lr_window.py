@@ -23,7 +23,13 @@ from matplotlib.patches import Rectangle
 
 from transformer_lab.callbacks.plotting import new_figure, save_png
 from transformer_lab.report.sweep import NOT_SET, Sweep, group_runs
-from transformer_lab.report.table import EMPTY, markdown, mean_std, steps_cell, steps_to_target
+from transformer_lab.report.table import (
+    EMPTY,
+    interval_cell,
+    markdown,
+    steps_cell,
+    steps_to_target,
+)
 from transformer_lab.runs.order import natural_key
 from transformer_lab.runs.reader import Run
 
@@ -89,8 +95,10 @@ def best_lr_table(sweep: Sweep, target: float) -> str | None:
                 *config,
                 _format_lr(best),
                 f"{len(runs) - len(kept)}/{len(runs)}",
-                mean_std([r.metrics[METRIC] for r in kept if METRIC in r.metrics], ".3f"),
-                mean_std([r.metrics["val/loss"] for r in kept if "val/loss" in r.metrics], ".4f"),
+                interval_cell([r.metrics[METRIC] for r in kept if METRIC in r.metrics], ".3f"),
+                interval_cell(
+                    [r.metrics["val/loss"] for r in kept if "val/loss" in r.metrics], ".4f"
+                ),
                 steps_cell(runs, target),
                 ", ".join(window) or "none",
             ]
@@ -101,7 +109,7 @@ def best_lr_table(sweep: Sweep, target: float) -> str | None:
         "diverged",
         METRIC,
         "val/loss",
-        f"steps to {METRIC} ≥ {target:g}",
+        f"median steps to {METRIC} ≥ {target:g} (reached)",
         f"trains (every run ≥ {target:g}) at {LR_KEY}",
     ]
     return markdown(header, rows)

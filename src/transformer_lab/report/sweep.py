@@ -10,6 +10,7 @@ from pathlib import Path
 
 from transformer_lab.runs.order import natural_key
 from transformer_lab.runs.reader import Run, read_jobs
+from transformer_lab.sweep.hypotheses import varying_keys
 
 NOT_SET = "(default)"  # the value of a key that a job did not override
 
@@ -34,8 +35,7 @@ class Sweep:
     varying: list[str] = field(init=False)  # the override keys that differ between jobs
 
     def __post_init__(self):
-        keys = sorted({key for run in self.runs for key in run.overrides})
-        self.varying = [k for k in keys if len({r.overrides.get(k) for r in self.runs}) > 1]
+        self.varying = varying_keys([run.overrides for run in self.runs])
 
     @property
     def config_keys(self) -> list[str]:
@@ -57,8 +57,9 @@ class Sweep:
     def architectures(self) -> dict[str, list[dict]]:
         """The finished runs' ``norm_comparison.json`` records by the model they measured.
 
-        Twins differ from the run only in ``norm``, so records of runs that differ only in
-        norm or seed describe one architecture, and runs that share the seed too measured
+        Twins differ from the run only in the norm placement (a record leaves per-stack
+        placements to ``norm``), so records of runs that differ only in placement or seed
+        describe one architecture, and runs that share the seed too measured
         the very same twins: those count once. Each architecture is named by the model
         arguments in which the sweep's architectures differ (``"num_encoder_layers=6"``).
         """

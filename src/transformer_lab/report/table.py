@@ -1,32 +1,59 @@
-"""The report's tables: one row per configuration, mean ± std over its seeds.
+"""The report's tables: one row per configuration, the mean and 95% interval over its seeds.
 
-Final metrics average the runs that did not diverge (a diverged run's last validation is
-of an earlier state, restored by the divergence guard); the ``diverged`` column counts
-the others and says at which steps they diverged. ``steps to val/seq_acc >= target`` is
-the first validation step at which a run reached the target, over the same runs (see
-:func:`steps_cell`, which the learning-rate window's table shares).
+A cell reads ``mean [low, high] n=k`` (Student t over the k runs, see :mod:`.statistics`);
+one run reads ``value n=1``, with no interval. Final metrics are over the runs that did not
+diverge (a diverged run's last validation is of an earlier state, restored by the
+divergence guard); the ``diverged`` column counts the others and says at which steps they
+diverged. The training-stability table counts every finished run, diverged or not: how a
+run trained is the point there. Steps to ``val/seq_acc >= target`` are censored data, one
+function shared with the learning-rate window's table (:func:`steps_cell`).
 """
 
-import statistics
+import math
 
+from omegaconf import OmegaConf
+
+from transformer_lab.report.statistics import censored_median, estimate
 from transformer_lab.report.sweep import Sweep
 from transformer_lab.runs import learning_curve
 from transformer_lab.runs.reader import Run
+from transformer_lab.training.metric_names import STABILITY_METRICS
 
-TABLE_METRICS = ("val/loss", "val/seq_acc", "test/seq_acc", "test_long/seq_acc")
+TABLE_METRICS = ("val/loss", "val/seq_acc", "val/seq_acc_auc", "test/seq_acc", "test_long/seq_acc")
 EMPTY = "—"
 
 
-def mean_std(values: list[float], fmt: str) -> str:
-    """``"m ± s"`` with the sample standard deviation; just ``"m"`` for one value."""
+def metric_format(metric: str) -> str:
+    """How a value of ``metric`` is written: fractions to 3 places, losses to 4."""
+    if metric.endswith(("acc", "auc", "fraction")):
+        return ".3f"
+    if metric.endswith("loss"):
+        return ".4f"
+    return ".3g"
+
+
+def interval_cell(values: list[float], fmt: str) -> str:
+    """``"m [low, high] n=k"``; ``"m n=1"`` for one value; ``—`` for none."""
     if not values:
         return EMPTY
-    mean = f"{statistics.fmean(values):{fmt}}"
-    return mean if len(values) == 1 else f"{mean} ± {statistics.stdev(values):{fmt}}"
+    found = estimate(values)
+    if found.low is None:
+        return f"{found.mean:{fmt}} n=1"
+    return f"{found.mean:{fmt}} [{found.low:{fmt}}, {found.high:{fmt}}] n={found.n}"
 
 
 def steps_to_target(run: Run, target: float) -> int | None:
     return learning_curve.steps_to_target(run.scalars.get(learning_curve.CURVE_TAG, []), target)
+
+
+def max_steps(run: Run) -> float:
+    """The steps the run was to train: its config's ``trainer.max_steps``; for a run
+    without its resolved config, the step it ended at, or its last validation's."""
+    configured = run.config and OmegaConf.select(run.config, "trainer.max_steps", default=None)
+    if configured or run.metrics.get("global_step"):
+        return float(configured or run.metrics["global_step"])
+    curve = run.scalars.get(learning_curve.CURVE_TAG, [])
+    return float(curve[-1][0] + 1) if curve else 0.0
 
 
 def markdown(header: list[str], rows: list[list[str]]) -> str:
@@ -35,18 +62,22 @@ def markdown(header: list[str], rows: list[list[str]]) -> str:
 
 
 def steps_cell(runs: list[Run], target: float) -> str:
-    """The steps to ``target`` of the ``runs`` that did not diverge, like every other column:
-    mean ± std over those that reached it, ``(k/n runs)`` when only k of the n did, ``never``
-    when none did, ``—`` when every run diverged (a diverged run may well have reached the
-    target before it diverged; its steps say nothing of how long a run that trains takes)."""
-    kept = [r for r in runs if not r.diverged]
-    if not kept:
+    """The median steps to ``target`` of the finished ``runs`` and how many reached it,
+    ``"449 (2/3)"``: a run that never reached it counts as beyond its ``max_steps``, and so
+    does a run that diverged (whatever it reached before, it did not train on), so the
+    median is ``> m`` where such a run is at or below the middle."""
+    finished = [r for r in runs if r.finished]
+    if not finished:
         return EMPTY
-    steps = [s for s in (steps_to_target(r, target) for r in kept) if s is not None]
-    if not steps:
-        return "never"
-    cell = mean_std([float(s) for s in steps], ".0f")
-    return cell if len(steps) == len(kept) else f"{cell} ({len(steps)}/{len(kept)} runs)"
+    steps = []
+    for run in finished:
+        reached = None if run.diverged else steps_to_target(run, target)
+        steps.append((max_steps(run), False) if reached is None else (float(reached), True))
+    median = censored_median(steps)
+    counts = f"({median.reached}/{median.n})"
+    if median.exact:
+        return f"{median.value:.0f} {counts}"
+    return f"> {math.floor(median.value)} {counts}"
 
 
 def _diverged_cell(runs: list[Run]) -> str:
@@ -61,16 +92,37 @@ def configuration_table(sweep: Sweep, target: float) -> str:
     finished = [r for runs in configurations.values() for r in runs]
     metrics = [m for m in TABLE_METRICS if any(m in r.metrics for r in finished)]
     header = [*sweep.config_keys, "runs", "diverged", *metrics]
-    header += [f"steps to val/seq_acc ≥ {target:g}", "train s"]
+    header += [f"median steps to val/seq_acc ≥ {target:g} (reached)", "train s (mean)"]
     rows = []
     for config, runs in configurations.items():
         kept = [r for r in runs if not r.diverged]
         row = [*config, str(len(runs)), _diverged_cell(runs)]
         for metric in metrics:
             values = [r.metrics[metric] for r in kept if metric in r.metrics]
-            row.append(mean_std(values, ".3f" if "acc" in metric else ".4f"))
+            row.append(interval_cell(values, metric_format(metric)))
         row.append(steps_cell(runs, target))
-        row.append(mean_std([r.metrics["train_seconds"] for r in runs], ".0f"))
+        seconds = [r.metrics["train_seconds"] for r in runs]
+        row.append(f"{sum(seconds) / len(seconds):.0f}")
+        rows.append(row)
+    return markdown(header, rows)
+
+
+def stability_table(sweep: Sweep) -> str | None:
+    """How each configuration trained, over all its finished runs: the fraction of steps
+    whose gradient was clipped, the largest pre-clip gradient norm and the loss spikes
+    (``callbacks/training_stability.py``); None when no run measured them."""
+    configurations = sweep.configurations()
+    finished = [r for runs in configurations.values() for r in runs]
+    metrics = [m for m in STABILITY_METRICS if any(m in r.metrics for r in finished)]
+    if not metrics:
+        return None
+    header = [*sweep.config_keys, "runs", "diverged", *metrics]
+    rows = []
+    for config, runs in configurations.items():
+        row = [*config, str(len(runs)), _diverged_cell(runs)]
+        for metric in metrics:
+            values = [r.metrics[metric] for r in runs if metric in r.metrics]
+            row.append(interval_cell(values, metric_format(metric)))
         rows.append(row)
     return markdown(header, rows)
 
@@ -87,7 +139,9 @@ def output_change_table(architectures: dict[str, list[dict]]) -> str | None:
     rows = [
         [name]
         + [
-            mean_std([r["output_change"][p] for r in records if p in r["output_change"]], ".2e")
+            interval_cell(
+                [r["output_change"][p] for r in records if p in r["output_change"]], ".2e"
+            )
             for p in placements
         ]
         for name, records in architectures.items()

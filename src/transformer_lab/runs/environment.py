@@ -58,8 +58,11 @@ def _git(checkout: Path, *args: str) -> str | None:
 
 
 def git_state(package_dir: Path) -> dict[str, str | bool | None]:
-    """The commit of the checkout transformer_lab runs from, and whether anything git does
-    not ignore differs from it; nulls unless the package sits at ``<checkout>/src/``.
+    """The commit of the checkout transformer_lab runs from, and whether its tracked files
+    differ from it; nulls unless the package sits at ``<checkout>/src/``.
+
+    Untracked files do not count: a ``build/`` that ``pip install .`` leaves, a notes file
+    or an output folder would otherwise mark every run of unchanged code "with changes".
 
     Asking git from the package's folder alone would report the commit of *any* repository
     that happens to hold a virtual environment with an installed copy.
@@ -68,7 +71,7 @@ def git_state(package_dir: Path) -> dict[str, str | bool | None]:
     top = _git(checkout, "rev-parse", "--show-toplevel")
     if top is None or Path(top).resolve() != checkout:
         return {"git_commit": None, "git_dirty": None}
-    status = _git(checkout, "status", "--porcelain")
+    status = _git(checkout, "status", "--porcelain", "--untracked-files=no")
     return {
         "git_commit": _git(checkout, "rev-parse", "HEAD"),
         "git_dirty": None if status is None else status != "",
@@ -77,7 +80,7 @@ def git_state(package_dir: Path) -> dict[str, str | bool | None]:
 
 def collect(command: Sequence[str]) -> dict:
     """This process's environment as JSON-ready values; ``command`` is the command line
-    that started the job (``sys.orig_argv``, or the sweep's in a parallel worker)."""
+    that started the job (``sys.orig_argv``; in a sweep, its process's: ``sweep.json``)."""
     gpus = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
     return {
         "start_time": datetime.now(timezone.utc).astimezone().isoformat(timespec="seconds"),

@@ -3,8 +3,9 @@
 Not the whole config tree (about 80 constants such as ``callbacks.*.dirpath`` would push
 the swept key off screen), but first the keys the job overrides (its sweep axes, ``seed``
 included), then a short curated set that matters when comparing runs. Metrics are final
-values plus what the final values hide: the best ``val/seq_acc``, the steps to reach a
-target, whether the run diverged and how long it trained.
+values plus what the final values hide: the area under the ``val/seq_acc`` curve, the steps
+to reach a target, the best ``val/seq_acc``, how often the gradient was clipped, its largest
+norm and the loss spikes, whether the run diverged and how long it trained.
 
 Every HPARAMS entry of a sweep lists the same metric names, present or not: TensorBoard
 takes the column list from the first run it finds, so a metric missing there (a target
@@ -18,7 +19,6 @@ from collections.abc import Iterable
 
 import lightning as L
 from hydra.core.override_parser.types import Override
-from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 from tensorboard.compat.proto.summary_pb2 import Summary
 from tensorboard.plugins.hparams.plugin_data_pb2 import HParamsPluginData
@@ -26,7 +26,6 @@ from torch.utils.tensorboard.summary import hparams
 from torch.utils.tensorboard.writer import FileWriter
 
 from transformer_lab.callbacks.plotting import tensorboard_loggers
-from transformer_lab.runs.command import typed_overrides
 
 CURATED = (
     "data.task",
@@ -48,13 +47,26 @@ CURATED = (
     "trainer.max_steps",
 )
 # top-level keys that are plumbing, not hyper-parameters, even when a job overrides them
-PLUMBING = ("callbacks", "paths", "logger", "hydra", "ckpt_path", "samples", "task_name")
-METRICS = (
+PLUMBING = (
+    "callbacks",
+    "paths",
+    "logger",
+    "hydra",
+    "ckpt_path",
+    "samples",
+    "task_name",
+    "hypotheses",
+)
+METRICS = (  # TensorBoard ticks the first five: the final loss and what does not saturate
     "val/loss",
     "val/seq_acc",
-    "val/seq_acc_best",
+    "val/seq_acc_auc",
     "val/steps_to_target",
     "test/seq_acc",
+    "val/seq_acc_best",
+    "train/clip_fraction",
+    "train/grad_norm_max",
+    "train/loss_spikes",
     "run/diverged",
     "run/train_seconds",
 )
@@ -117,14 +129,12 @@ def swept_keys(typed: list[Override], sweeper_params: Iterable[str] | None) -> s
     return keys
 
 
-def differing_keys(hydra_cfg: DictConfig, overridden: set[str]) -> set[str]:
+def differing_keys(swept: frozenset[str] | None, overridden: set[str]) -> set[str]:
     """The job's override keys to mark ``differs``: in a multirun, those the sweep varies
-    (:func:`swept_keys`, from the command the user typed, also in a parallel job's worker);
-    in a single run, all of them, since they are what this run changed and what tells it
-    from the other single runs that one ``tensorboard --logdir outputs/`` shows."""
-    if hydra_cfg.mode != RunMode.MULTIRUN:
-        return overridden
-    return overridden & swept_keys(typed_overrides(), hydra_cfg.sweeper.get("params"))
+    (``swept``, :func:`swept_keys` of the sweep's command); in a single run (``swept``
+    None), all of them, since they are what this run changed and what tells it from the
+    other single runs that one ``tensorboard --logdir outputs/`` shows."""
+    return overridden if swept is None else overridden & swept
 
 
 def metric_names(cfg: DictConfig) -> tuple[str, ...]:
@@ -133,7 +143,15 @@ def metric_names(cfg: DictConfig) -> tuple[str, ...]:
 
 
 def mark_differs(experiment: Summary, keys: set[str]) -> Summary:
-    """The HPARAMS experiment summary with ``differs`` set on ``keys``."""
+    """The HPARAMS experiment summary with ``differs`` set on ``keys``.
+
+    The one edit of a library's data by hand, as no public API sets ``differs``: torch's
+    ``hparams()`` leaves it unset, TensorBoard's TensorFlow-free summary API
+    (``hparams_config_pb``) has no such field, and its API that takes ``HParamInfo``
+    messages (``summary.experiment_pb``) needs TensorFlow. So the plugin data (the
+    ``HParamInfo`` messages of TensorBoard's ``plugin_data.proto``) is decoded, marked and
+    encoded again; tests/runs/test_hparams_differs.py reads it back through TensorBoard's
+    own reader."""
     value = experiment.value[0]
     data = HParamsPluginData.FromString(value.metadata.plugin_data.content)
     for info in data.experiment.hparam_infos:

@@ -1,6 +1,13 @@
-"""What a run's ``val/seq_acc`` curve says beyond its last point: the best value and the
-first step at which it reached a target. One definition, shared by the run's own HPARAMS
-entry and ``metrics.json`` and by the sweep report, all reading TensorBoard's scalars.
+"""What a run's ``val/seq_acc`` curve says beyond its last point: the best value, the first
+step at which it reached a target, and the area under the curve. One definition, shared by
+the run's own HPARAMS entry and ``metrics.json`` and by the sweep report, all reading
+TensorBoard's scalars.
+
+The area, ``val/seq_acc_auc``, is the mean of ``val/seq_acc`` over the run's validations:
+in [0, 1], and higher for a run that learned sooner, where the final value saturates (two
+runs that both end at 1.0 score 1.0 there). Runs validated at the same steps (a sweep's
+jobs, whose ``val_check_interval`` and ``max_steps`` are shared) are compared on the same
+grid; the mean of the points is their area under the step curve divided by its length.
 
 The step convention, the one every validation of a run follows: the validation after
 update n is logged at step n - 1 (Lightning's logging step counts the updates before the
@@ -35,11 +42,19 @@ def steps_to_target(points: Points, target: float) -> int | None:
     return next((step for step, value in points if value >= target), None)
 
 
+def area_under_curve(points: Points) -> float:
+    """The mean value over the curve's points (validations)."""
+    return sum(value for _, value in points) / len(points)
+
+
 def curve_metrics(points: Points, target: float) -> dict[str, float]:
-    """``val/seq_acc_best`` and, once reached, ``val/steps_to_target``."""
+    """``val/seq_acc_best``, ``val/seq_acc_auc`` and, once reached, ``val/steps_to_target``."""
     if not points:
         return {}
-    metrics = {f"{CURVE_TAG}_best": max(value for _, value in points)}
+    metrics = {
+        f"{CURVE_TAG}_best": max(value for _, value in points),
+        f"{CURVE_TAG}_auc": area_under_curve(points),
+    }
     reached = steps_to_target(points, target)
     if reached is not None:
         metrics["val/steps_to_target"] = float(reached)

@@ -58,6 +58,13 @@ class Run:
         return OmegaConf.load(path) if path.is_file() else None
 
     @cached_property
+    def config_as_given(self) -> DictConfig | None:
+        """The config the job was started with, Hydra's ``.hydra/config.yaml``: written
+        before the job starts, so a job that failed at once has it too."""
+        path = self.path / ".hydra" / "config.yaml"
+        return OmegaConf.load(path) if path.is_file() else None
+
+    @cached_property
     def stopped(self) -> dict | None:
         """``stopped.json``: the step a signal stopped the run at and its resume command."""
         return _read_json(stop_record(self.path))
@@ -71,10 +78,15 @@ def _read_json(path: Path) -> dict | None:
     return json.loads(path.read_text()) if path.is_file() else None
 
 
-def read_run(path: Path) -> Run:
-    items = OmegaConf.load(path / ".hydra" / "overrides.yaml") or []
+def overrides_of(items: list[str]) -> dict[str, str]:
+    """A job's overrides by key, one spelling per key (:func:`override_key`), the value as
+    typed; a deletion (``~callbacks.samples``) sets no value and is left out."""
     pairs = (item.split("=", 1) for item in items if "=" in item)
-    overrides = {override_key(key): value for key, value in pairs}
+    return {override_key(key): value for key, value in pairs}
+
+
+def read_run(path: Path) -> Run:
+    overrides = overrides_of(OmegaConf.load(path / ".hydra" / "overrides.yaml") or [])
     return Run(path, overrides, _read_json(path / "metrics.json"), _read_json(path / "failed.json"))
 
 

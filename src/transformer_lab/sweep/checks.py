@@ -4,15 +4,19 @@ run, or of every job of a sweep, before Hydra makes any folder.
 Hydra calls ``on_run_start`` before ``run_job`` makes the run folder, and
 ``on_multirun_start`` before the sweeper makes the sweep folder, so a bad value leaves
 nothing behind (:func:`transformer_lab.job.checks.check_config` says what is checked). An
-optimizing sweeper's search space is checked too: no job's config shows it.
+optimizing sweeper's search space is checked too: no job's config shows it. So are the
+experiment's hypotheses (:mod:`transformer_lab.sweep.hypotheses`): their format in a run,
+and in a sweep that they compare what its jobs run.
 """
 
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
-from transformer_lab.config.jobs import job_configs, split_config
+from transformer_lab.config.jobs import job_configs, job_overrides, split_config
 from transformer_lab.config.validation import ConfigError
 from transformer_lab.job.checks import check_config, refuse
+from transformer_lab.runs.reader import overrides_of
+from transformer_lab.sweep.hypotheses import check_sweep_start, parse_hypotheses
 from transformer_lab.sweep.search_space import check_warmup_range
 
 
@@ -25,17 +29,22 @@ class ConfigCheck(Callback):
     def on_run_start(self, config: DictConfig, **kwargs) -> None:
         try:
             check_config(*split_config(config))
+            parse_hypotheses(config.get("hypotheses"))
         except ConfigError as error:
             refuse(error)
 
     def on_multirun_start(self, config: DictConfig, **kwargs) -> None:
+        configs = []
         for job, job_config, hydra_cfg in job_configs(config):
             try:
                 check_config(job_config, hydra_cfg)
             except ConfigError as error:
                 refuse(error, job)
-        if "optuna" in config.hydra.sweeper._target_:
-            try:
+            configs.append(job_config)
+        try:
+            if "optuna" in config.hydra.sweeper._target_:
                 check_warmup_range(config)  # the search space, which no job config shows
-            except ConfigError as error:
-                refuse(error)
+            jobs = job_overrides(config)  # None: an optimizing sweeper draws them as it goes
+            check_sweep_start(configs, None if jobs is None else [overrides_of(j) for j in jobs])
+        except ConfigError as error:
+            refuse(error)

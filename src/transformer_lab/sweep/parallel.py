@@ -27,27 +27,32 @@ import sys
 import time
 import warnings
 from pathlib import Path
+from typing import TextIO
 
 from hydra.experimental.callback import Callback
 from hydra.types import RunMode
 from omegaconf import DictConfig
 
 from transformer_lab.callbacks.interrupt import hold_signals
-from transformer_lab.runs import command
 from transformer_lab.runs.reader import read_run
 from transformer_lab.sweep.threads import gpus, pin_threads, uses_gpus
 
 # conf/hydra/launcher/joblib.yaml shares its name with the plugin's structured config, which
-# makes Hydra warn (in every process) that it validates one against the other; ours names
-# its own _target_, and the check passes.
+# makes Hydra warn, each time it composes a config with that launcher, that it validates one
+# against the other; ours names its own _target_, and the check passes.
 SCHEMA_NOTICE = r"\s*'hydra/launcher/joblib' is validated against"
-warnings.filterwarnings("ignore", message=SCHEMA_NOTICE)
-
-_gpu_lock = None  # this worker's claim on a GPU, held for the worker's lifetime
-_terminal: tuple[int, int] | None = None  # copies of this process's own stdout and stderr
-
 
 STOP_FILE = ".stopping"  # in the sweep folder, from the first Ctrl-C: start no more jobs
+
+
+def ignore_schema_notice() -> None:
+    """Hide :data:`SCHEMA_NOTICE` in this process. Hydra composes with the launcher's config
+    in two kinds of process: the one the user started (the sweep's config, and each job's
+    for the config check), before any code of the lab runs but its imports, so the entry
+    point calls this first (:func:`transformer_lab.train.cli`); and each joblib worker,
+    which composes its job's config as soon as the job arrives, before any callback hook
+    runs, so :class:`ParallelJobs` calls this when Hydra unpickles it there."""
+    warnings.filterwarnings("ignore", message=SCHEMA_NOTICE)
 
 
 def runs_in_parallel(hydra: DictConfig) -> bool:
@@ -62,62 +67,80 @@ def sweep_stopping(hydra: DictConfig) -> bool:
     return runs_in_parallel(hydra) and (Path(hydra.sweep.dir) / STOP_FILE).exists()
 
 
-def claim_gpu(sweep_dir: Path, count: int) -> int:
-    """The index of a GPU no other job of the sweep holds; held until this process ends.
+class Worker:
+    """What a process that runs parallel jobs keeps from one job to the next.
 
-    Workers are reused across jobs and CUDA reads ``CUDA_VISIBLE_DEVICES`` once per
-    process, so a worker keeps one GPU; with ``n_jobs`` = GPUs one is always free.
+    A loky worker runs job after job, and Hydra hands each job a fresh unpickled copy of
+    :class:`ParallelJobs`, so the callback's own attributes last one job. These must last
+    the process: the GPU it claimed (CUDA reads ``CUDA_VISIBLE_DEVICES`` once per process),
+    and copies of its own stdout and stderr, made before the first job's output went into
+    that job's log, so that a job that never got back to the terminal (killed by a signal)
+    cannot send the next job's lines into its own log. Also a logging filter for the
+    console handlers (:meth:`filter`).
     """
-    global _gpu_lock
-    for index in range(count):
-        lock = open(sweep_dir / f".gpu{index}.lock", "w")  # noqa: SIM115 -- held on purpose
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            lock.close()
-            continue
-        _gpu_lock = lock
-        return index
-    raise RuntimeError(f"all {count} GPUs are held by other jobs; allowed: n_jobs <= {count}")
+
+    def __init__(self) -> None:
+        self.gpu_lock: TextIO | None = None  # this process's claim on a GPU, never released
+        self.terminal: tuple[int, int] | None = None  # copies of file descriptors 1 and 2
+        self.in_job_log = False  # whether descriptors 1 and 2 point at a job's log
+
+    def claim_gpu(self, sweep_dir: Path, count: int) -> int:
+        """The index of a GPU no other process of the sweep holds; held until this one
+        ends. With ``n_jobs`` = GPUs one is always free."""
+        for index in range(count):
+            lock = open(sweep_dir / f".gpu{index}.lock", "w")  # noqa: SIM115 -- held on purpose
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                lock.close()
+                continue
+            self.gpu_lock = lock
+            return index
+        raise RuntimeError(f"all {count} GPUs are held by other jobs; allowed: n_jobs <= {count}")
+
+    def use_own_gpu(self, config: DictConfig) -> None:
+        """Show CUDA only this process's GPU, claimed by its first job."""
+        if self.gpu_lock is not None:
+            return
+        visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+        devices = visible.split(",") if visible else [str(i) for i in range(gpus())]
+        index = self.claim_gpu(Path(config.hydra.sweep.dir), len(devices))
+        os.environ["CUDA_VISIBLE_DEVICES"] = devices[index]
+
+    def say(self, line: str) -> None:
+        """One line on the terminal, timestamped like Hydra's log."""
+        terminal = self.terminal[0] if self.terminal else sys.stdout.fileno()
+        os.write(terminal, f"[{time.strftime('%H:%M:%S')}] {line}\n".encode())
+
+    def into_log(self, log_file: Path) -> None:
+        """Point this process's stdout and stderr at the job's log: file descriptors 1 and
+        2, so that rich, Lightning's own log handler and C libraries follow."""
+        if self.terminal is None:
+            self.terminal = os.dup(1), os.dup(2)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        log_fd = os.open(log_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        os.dup2(log_fd, 1)
+        os.dup2(log_fd, 2)
+        os.close(log_fd)
+        self.in_job_log = True
+
+    def back_to_terminal(self) -> None:
+        """Undo :meth:`into_log`: a worker runs further jobs, or the sweep goes on here."""
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.dup2(self.terminal[0], 1)
+        os.dup2(self.terminal[1], 2)
+        self.in_job_log = False
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """A logging filter for the root's console handlers: nothing while the job's output
+        goes to its log, since their stream then is that log, which Hydra's file handler
+        writes already (each record would be there twice)."""
+        return not self.in_job_log
 
 
-def _use_own_gpu(config: DictConfig) -> None:
-    if _gpu_lock is not None:  # this worker claimed one for an earlier job
-        return
-    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
-    devices = visible.split(",") if visible else [str(i) for i in range(gpus())]
-    index = claim_gpu(Path(config.hydra.sweep.dir), len(devices))
-    os.environ["CUDA_VISIBLE_DEVICES"] = devices[index]
-
-
-def _say(line: str) -> None:
-    """One line on the terminal, timestamped like Hydra's log."""
-    terminal = _terminal[0] if _terminal else sys.stdout.fileno()
-    os.write(terminal, f"[{time.strftime('%H:%M:%S')}] {line}\n".encode())
-
-
-def _into_log(log_file: Path) -> None:
-    """Point this process's stdout and stderr at the job's log: file descriptors 1 and 2,
-    so that rich, Lightning's own log handler and C libraries follow. The terminal's are
-    kept once per process, so a job that never got to :func:`_back_to_terminal` (killed
-    by a signal) cannot send the next job's lines into its own log."""
-    global _terminal
-    if _terminal is None:
-        _terminal = os.dup(1), os.dup(2)
-    sys.stdout.flush()
-    sys.stderr.flush()
-    log_fd = os.open(log_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    os.dup2(log_fd, 1)
-    os.dup2(log_fd, 2)
-    os.close(log_fd)
-
-
-def _back_to_terminal() -> None:
-    """Undo :func:`_into_log`: a worker runs further jobs, or the sweep goes on here."""
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os.dup2(_terminal[0], 1)
-    os.dup2(_terminal[1], 2)
+WORKER = Worker()  # this process's
 
 
 def end_line(job_dir: Path, seconds: float) -> str:
@@ -142,11 +165,20 @@ class ParallelJobs(Callback):
     job start and end, everything else into the job's ``train.log``, Ctrl-C stopping the
     sweep with every running job saved. Other launchers: nothing."""
 
+    def __init__(self) -> None:
+        self.stop_file: Path | None = None  # set by a parallel sweep's first Ctrl-C handler
+        self.active = False  # whether the job now running is a parallel one
+
+    def __setstate__(self, state: dict) -> None:
+        """Unpickled in a worker with the job it comes with, before the worker composes
+        that job's config. (Python calls this only for a non-empty state: ``__init__``
+        sees to that.)"""
+        ignore_schema_notice()
+        self.__dict__.update(state)
+
     def on_multirun_start(self, config: DictConfig, **kwargs) -> None:
-        self.stop_file = None
         if not runs_in_parallel(config.hydra):
             return
-        command.hand_down()  # the workers start later, with this in their environment
         self.stop_file = Path(config.hydra.sweep.dir) / STOP_FILE
         self.stop_file.unlink(missing_ok=True)
         self.previous_handler = signal.signal(signal.SIGINT, self._stop_sweep)
@@ -159,7 +191,7 @@ class ParallelJobs(Callback):
             raise KeyboardInterrupt
         self.stop_file.parent.mkdir(parents=True, exist_ok=True)
         self.stop_file.touch()
-        _say(
+        WORKER.say(
             "stopping  the running jobs save last.ckpt at their step and no new job starts "
             "(Ctrl-C again: stop at once, without saving)"
         )
@@ -174,24 +206,19 @@ class ParallelJobs(Callback):
             return
         hold_signals()  # a Ctrl-C before fit starts stops the job after its first step
         if uses_gpus(config.trainer.accelerator):
-            _use_own_gpu(config)
+            WORKER.use_own_gpu(config)
         threads = pin_threads(config.hydra.launcher.n_jobs)
         job_dir = Path(config.hydra.runtime.output_dir)
         self.started = time.perf_counter()
-        _into_log(job_dir / f"{config.hydra.job.name}.log")
-        _say(f"start     {job_dir.name}  ({threads} torch thread{'s' * (threads > 1)})")
-        # the root logger's console handler would write into the log too: its file
-        # handler already does
-        root = logging.getLogger()
-        self.console_handlers = [h for h in root.handlers if not isinstance(h, logging.FileHandler)]
-        for handler in self.console_handlers:
-            root.removeHandler(handler)
+        WORKER.into_log(job_dir / f"{config.hydra.job.name}.log")
+        WORKER.say(f"start     {job_dir.name}  ({threads} torch thread{'s' * (threads > 1)})")
+        for handler in logging.getLogger().handlers:  # Hydra made them for this job
+            if not isinstance(handler, logging.FileHandler):
+                handler.addFilter(WORKER)
 
     def on_job_end(self, config: DictConfig, **kwargs) -> None:
         if not self.active:
             return
-        _back_to_terminal()
-        for handler in self.console_handlers:
-            logging.getLogger().addHandler(handler)
+        WORKER.back_to_terminal()
         seconds = time.perf_counter() - self.started
-        _say(end_line(Path(config.hydra.runtime.output_dir), seconds))
+        WORKER.say(end_line(Path(config.hydra.runtime.output_dir), seconds))

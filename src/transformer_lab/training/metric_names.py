@@ -1,29 +1,44 @@
 """The metrics a run reports, by name, and which way each is better: what
-``optimized_metric`` may name (a sweeper optimizes it, :mod:`transformer_lab.sweep.objective`).
+``optimized_metric`` may name (a sweeper optimizes it, :mod:`transformer_lab.sweep.objective`)
+and what a hypothesis may compare (:mod:`transformer_lab.sweep.hypotheses`).
 """
 
-import re
-
-# val/seq_acc, test/loss, test_long/token_acc, ..., and the best val/seq_acc of the run
-METRIC_PATTERN = re.compile(
-    r"^(?:(?:val|test|test_long)/(loss|ppl|token_acc|seq_acc)|val/(seq_acc)_best)$"
+STAGES = ("val", "test", "test_long")  # test_long: with a data.test_long_size split
+STAGE_METRICS = ("loss", "ppl", "token_acc", "seq_acc")  # of each stage (module.py)
+CURVE_METRICS = ("val/seq_acc_best", "val/seq_acc_auc")  # runs/learning_curve.py
+STABILITY_METRICS = (  # callbacks/training_stability.py: fewer, smaller is better
+    "train/clip_fraction",
+    "train/grad_norm_max",
+    "train/loss_spikes",
 )
-HIGHER_IS_BETTER = ("token_acc", "seq_acc")  # fractions in [0, 1]: the worst is 0
+METRIC_NAMES = frozenset(
+    [f"{s}/{m}" for s in STAGES for m in STAGE_METRICS] + [*CURVE_METRICS, *STABILITY_METRICS]
+)
+METRIC_CHOICES = (
+    "<val|test|test_long>/<loss|ppl|token_acc|seq_acc>, val/seq_acc_best, val/seq_acc_auc, "
+    "train/clip_fraction, train/grad_norm_max or train/loss_spikes"
+)
+LOWER_IS_BETTER = ("loss", "ppl", *(name.split("/")[1] for name in STABILITY_METRICS))
+
+
+def is_metric(name: str) -> bool:
+    """Whether ``name`` is a metric a run reports (:data:`METRIC_CHOICES`)."""
+    return name in METRIC_NAMES
 
 
 def higher_is_better(name: str) -> bool:
-    """Whether a larger value of the metric ``name`` is better; a name that is no metric of
-    :data:`METRIC_PATTERN` counts as a fraction, higher better."""
-    match = METRIC_PATTERN.match(name)
-    return match is None or (match.group(1) or match.group(2)) in HIGHER_IS_BETTER
+    """Whether a larger value of the metric ``name`` is better: accuracies (fractions in
+    [0, 1], the worst 0) and what their curve says; not losses, perplexities and the
+    training's clipped steps, gradient norm and loss spikes. A name that is no metric
+    counts as a fraction, higher better."""
+    return not is_metric(name) or name.split("/")[1] not in LOWER_IS_BETTER
 
 
 def check_optimized_metric(name: str, direction: str | None = None) -> None:
     """Raise ValueError unless ``name`` is a metric a run reports, optimized the right way."""
-    if not METRIC_PATTERN.match(name):
+    if not is_metric(name):
         raise ValueError(
-            f"optimized_metric={name!r} is not a metric a run reports; allowed: "
-            "<val|test|test_long>/<loss|ppl|token_acc|seq_acc> or val/seq_acc_best"
+            f"optimized_metric={name!r} is not a metric a run reports; allowed: {METRIC_CHOICES}"
         )
     natural = "maximize" if higher_is_better(name) else "minimize"
     if direction is not None and direction != natural:

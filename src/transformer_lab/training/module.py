@@ -14,7 +14,7 @@ from torch import nn
 
 from transformer_lab.config.validation import InvalidSetting, check_flag, check_number
 from transformer_lab.model import Seq2SeqTransformer
-from transformer_lab.model.decoding import beam_search
+from transformer_lab.model.decoding import beam_search, greedy_to_length
 from transformer_lab.tokens import FIRST_CONTENT, PAD
 from transformer_lab.training.final_step import is_final_step
 from transformer_lab.training.loss import token_nll
@@ -55,37 +55,49 @@ class Seq2SeqLitModule(L.LightningModule):
     ``token_acc`` (teacher-forced argmax, non-PAD labels), ``seq_acc`` (greedy generation
     matches the whole target up to and including EOS) and ``seq_acc_by_len/<n>`` (the same
     over the sources of ``n`` words). A second test loader is reported under ``test_long/``.
-    ``beam_size`` > 1 (set by :mod:`transformer_lab.evaluate`, not a hyper-parameter)
-    makes ``seq_acc`` score beam search instead of greedy decoding.
+    The test stages also decode greedily at the oracle length (:func:`greedy_to_length`):
+    ``oracle_seq_acc``, ``oracle_token_acc`` and ``oracle_token_acc_by_pos/<i>``
+    (:mod:`~transformer_lab.training.metrics`). ``beam_size`` > 1 (set by
+    :mod:`transformer_lab.evaluate`, not a hyper-parameter) makes ``seq_acc`` score beam
+    search instead of greedy decoding; the oracle stays greedy.
     """
 
     EVAL_STAGES = ("val", "test", "test_long")
 
     def __init__(
         self,
+        *,
         src_vocab_size: int,
         tgt_vocab_size: int,
-        d_model: int = 64,
-        num_heads: int = 4,
-        num_encoder_layers: int = 2,
-        num_decoder_layers: int = 2,
-        d_ff: int = 256,
-        dropout: float = 0.1,
-        norm: str = "post",
-        norm_type: str = "layernorm",
-        pos_encoding: str = "sinusoidal",
-        activation: str = "relu",
-        max_len: int = 64,
-        tie_embeddings: bool = False,
-        init_seed: int | None = None,
-        lr: float = 1e-3,
-        betas: tuple[float, float] = (0.9, 0.98),
-        weight_decay: float = 0.01,
-        schedule: str = "noam",
-        warmup_steps: int = 400,
-        label_smoothing: float = 0.0,
-        compile: bool = False,
+        d_model: int,
+        num_heads: int,
+        num_encoder_layers: int,
+        num_decoder_layers: int,
+        d_ff: int,
+        dropout: float,
+        norm: str,
+        norm_type: str,
+        pos_encoding: str,
+        encoder_norm: str | None,
+        decoder_norm: str | None,
+        encoder_pos_encoding: str | None,
+        decoder_pos_encoding: str | None,
+        activation: str,
+        max_len: int,
+        tie_embeddings: bool,
+        init_seed: int | None,
+        lr: float,
+        betas: tuple[float, float],
+        weight_decay: float,
+        schedule: str,
+        warmup_steps: int,
+        label_smoothing: float,
+        compile: bool,
     ):
+        """Every setting is required: the lab's values are in one place,
+        ``conf/model/transformer.yaml`` (and its groups), which every run composes, and a
+        checkpoint holds them all. (The network's own keyword defaults are the paper's,
+        for :class:`~transformer_lab.model.Seq2SeqTransformer` used alone.)"""
         super().__init__()
         _check_training_settings(lr, betas, weight_decay, label_smoothing, compile)
         lr_multiplier(schedule, warmup_steps)  # validates the schedule before any training
@@ -106,6 +118,10 @@ class Seq2SeqLitModule(L.LightningModule):
             tie_embeddings=tie_embeddings,
             init_seed=init_seed,
             norm_type=norm_type,
+            encoder_norm=encoder_norm,
+            decoder_norm=decoder_norm,
+            encoder_pos_encoding=encoder_pos_encoding,
+            decoder_pos_encoding=decoder_pos_encoding,
         )
         if compile:  # lazily, at the first call; the state_dict keys stay the same
             self.model.compile()
@@ -186,11 +202,19 @@ class Seq2SeqLitModule(L.LightningModule):
             predicted = beam_search(
                 self.model, src, self.beam_size, tgt_out.size(1), self.length_penalty
             )
-        predicted = predicted[:, 1:]  # [B, <=T]
-        predicted = F.pad(predicted, (0, tgt_out.size(1) - predicted.size(1)), value=PAD)
+        predicted = _as_wide_as(predicted[:, 1:], tgt_out)  # [B, T] BOS dropped
+        oracle = None
+        if stage != "val":  # once per run, not at every validation
+            lengths = (tgt_out != PAD).sum(dim=1) - 1  # [B] target words, EOS not counted
+            oracle = _as_wide_as(greedy_to_length(self.model, src, lengths)[:, 1:], tgt_out)
         words = (src != PAD).sum(dim=1) - 1  # [B] source length, EOS not counted
         self.metrics[stage].update(
-            nll, labels, logits.argmax(-1).flatten(), words, (predicted == tgt_out).all(dim=1)
+            nll,
+            labels,
+            logits.argmax(-1).flatten(),
+            words,
+            (predicted == tgt_out).all(dim=1),
+            oracle,
         )
 
     def _log_stage(self, stage: str) -> dict[str, float]:
@@ -215,3 +239,8 @@ class Seq2SeqLitModule(L.LightningModule):
         for stage in ("test", "test_long"):
             if self.metrics[stage].seqs.sum() > 0:
                 self._log_stage(stage)
+
+
+def _as_wide_as(predicted: torch.Tensor, tgt_out: torch.Tensor) -> torch.Tensor:
+    """Generated tokens ``[B, <=T]`` after BOS, padded with PAD to ``tgt_out``'s ``[B, T]``."""
+    return F.pad(predicted, (0, tgt_out.size(1) - predicted.size(1)), value=PAD)

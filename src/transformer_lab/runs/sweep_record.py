@@ -1,0 +1,45 @@
+"""``<sweep>/sweep.json``: what the sweep's own process knows and its jobs cannot see.
+
+A job of a parallel or cluster sweep runs in a process that its launcher started by a
+command of its own (loky's ``popen_loky_posix``, submitit's ``_submit``), so its
+``sys.argv`` is not the command the user typed; and a job's config holds its own
+overrides (``model/norm=pre``), not the sweep's (``model/norm=pre,post``). So the sweep's
+process writes both into the sweep folder when the multirun starts
+(:class:`transformer_lab.sweep.record.RecordSweep`), and every job reads them back
+(:meth:`transformer_lab.job.context.RunContext.from_hydra`): ``environment.json`` records
+the command, a stopped job's resume line starts with its program, and HPARAMS marks the
+keys the sweep varies as the ones that differ.
+"""
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+FILE = "sweep.json"
+
+
+@dataclass(frozen=True)
+class SweepRecord:
+    """``orig_argv``/``argv``: ``sys.orig_argv``/``sys.argv`` of the sweep's process;
+    ``swept``: the keys the sweep varies, one spelling each (``model.norm``)."""
+
+    orig_argv: tuple[str, ...]
+    argv: tuple[str, ...]
+    swept: frozenset[str]
+
+    def write(self, sweep_dir: Path) -> Path:
+        path = sweep_dir / FILE
+        sweep_dir.mkdir(parents=True, exist_ok=True)
+        record = asdict(self) | {"swept": sorted(self.swept)}
+        path.write_text(json.dumps(record, indent=2) + "\n")
+        return path
+
+    @classmethod
+    def read(cls, sweep_dir: Path) -> "SweepRecord | None":
+        """The record of the sweep in ``sweep_dir``; None where there is none (a sweep
+        started with a ``hydra.callbacks`` of its own, without the one that writes it)."""
+        path = sweep_dir / FILE
+        if not path.is_file():
+            return None
+        record = json.loads(path.read_text())
+        return cls(tuple(record["orig_argv"]), tuple(record["argv"]), frozenset(record["swept"]))

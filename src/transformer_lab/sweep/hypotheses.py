@@ -1,0 +1,245 @@
+"""What an experiment predicts, written before it runs: its ``hypotheses``, and their check
+against the sweep that is to test them.
+
+An experiment config (``# @package _global_``) lists them at the top level (none by
+default, ``conf/train.yaml``), each a claim with its source and a rule the report can
+evaluate (:mod:`transformer_lab.report.verdicts`)::
+
+    hypotheses:
+      - id: deep_post_needs_warmup
+        claim: "Deep post-norm trains worse without warmup than with it."   # one sentence
+        source: "Xiong et al. 2020, §3.2"
+        metric: val/seq_acc_auc      # training/metric_names.py: which way is better
+        key: model.schedule          # the swept key compared, spelled as the report spells it
+        values: [linear_warmup, constant]   # A and B
+        fixed: {model.norm: post, depth: 6}  # other keys held at one value (may be empty)
+        predicted: A better          # or "B better"
+
+The keys the rule leaves out of ``fixed`` are not averaged over blindly: the report pairs
+each run of A with the run of B that agrees with it on them and on the seed.
+
+A rule the sweep cannot evaluate is refused with one line naming its field: a field
+missing or unknown, a metric that is none or that no job reports, a key the sweep does
+not vary, a value it does not run, a direction other than the two. The sweep's
+:class:`~transformer_lab.sweep.checks.ConfigCheck` checks this before any job folder
+exists, and the report again on a folder made before (or by hand).
+"""
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from omegaconf import DictConfig, ListConfig, OmegaConf
+
+from transformer_lab.config.validation import InvalidSetting
+from transformer_lab.runs.hparams import override_key
+from transformer_lab.runs.order import natural_key
+from transformer_lab.training.metric_names import (
+    CURVE_METRICS,
+    METRIC_CHOICES,
+    STABILITY_METRICS,
+    STAGE_METRICS,
+    is_metric,
+)
+
+PREDICTIONS = ("A better", "B better")
+FIELDS = ("id", "claim", "source", "metric", "key", "values", "fixed", "predicted")
+ID_PATTERN = re.compile(r"[A-Za-z0-9_.-]+")
+
+
+def as_text(value) -> str:
+    """A config value as an override spells it: ``true``, ``null``, ``6``, ``post``."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    return "null" if value is None else str(value)
+
+
+def same_value(given: str, run: str | None) -> bool:
+    """Whether a hypothesis's value is a job's override value: the same text, or the same
+    number (``1.9e-3`` in a sweep's override, ``0.0019`` as YAML reads it)."""
+    if run is None:
+        return False
+    if given == run:
+        return True
+    try:
+        return float(given) == float(run)
+    except ValueError:
+        return False
+
+
+@dataclass(frozen=True)
+class Hypothesis:
+    id: str
+    claim: str
+    source: str
+    metric: str
+    key: str
+    values: tuple[str, str]  # A, B
+    fixed: tuple[tuple[str, str], ...]  # ((key, value), ...)
+    predicted: str  # one of PREDICTIONS
+
+    def field(self, name: str) -> str:
+        """The setting ``name`` of this hypothesis, as an error names it."""
+        return f"hypotheses.{self.id}.{name}"
+
+    def runs(self, overrides: dict[str, str], value: str) -> bool:
+        """Whether a job of these ``overrides`` runs ``key=value`` with the fixed keys."""
+        settings = [(self.key, value), *self.fixed]
+        return all(same_value(v, overrides.get(k)) for k, v in settings)
+
+
+def _text_field(where: str, name: str, value) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidSetting(f"{where}.{name}", value, "not a text", "a non-empty string")
+    return value
+
+
+def _scalar(key: str, value) -> str:
+    if not isinstance(value, str | int | float | bool) and value is not None:
+        raise InvalidSetting(key, value, "not a single value", "a value an override can set")
+    return as_text(value)
+
+
+def _parse_one(index: int, item) -> Hypothesis:
+    where = f"hypotheses[{index}]"
+    if not isinstance(item, dict):
+        raise InvalidSetting(where, item, "not a mapping", f"a mapping of {', '.join(FIELDS)}")
+    for name in item:
+        if name not in FIELDS:
+            raise InvalidSetting(f"{where}.{name}", item[name], "unknown field", ", ".join(FIELDS))
+    for name in FIELDS:
+        if name not in item and name != "fixed":
+            raise InvalidSetting(f"{where}.{name}", None, "missing", ", ".join(FIELDS))
+    identity = item["id"]
+    if not isinstance(identity, str) or not ID_PATTERN.fullmatch(identity):
+        raise InvalidSetting(f"{where}.id", identity, "not a name", "letters, digits, _ . -")
+    where = f"hypotheses.{identity}"
+    claim = _text_field(where, "claim", item["claim"])
+    source = _text_field(where, "source", item["source"])
+    metric = item["metric"]
+    if not isinstance(metric, str) or not is_metric(metric):
+        raise InvalidSetting(
+            f"{where}.metric", metric, "not a metric a run reports", METRIC_CHOICES
+        )
+    key = override_key(_text_field(where, "key", item["key"]))
+    values = item["values"]
+    if not isinstance(values, list) or len(values) != 2:
+        raise InvalidSetting(f"{where}.values", values, "not two values", f"[A, B] of {key}")
+    a, b = (_scalar(f"{where}.values", v) for v in values)
+    if a == b:
+        raise InvalidSetting(f"{where}.values", values, "the same value twice", "A and B differ")
+    fixed = item.get("fixed") or {}
+    if not isinstance(fixed, dict):
+        raise InvalidSetting(f"{where}.fixed", fixed, "not a mapping", "{key: value, ...}")
+    held = tuple((override_key(str(k)), _scalar(f"{where}.fixed.{k}", v)) for k, v in fixed.items())
+    if any(k == key for k, _ in held):
+        raise InvalidSetting(f"{where}.fixed.{key}", fixed, "the key compared", "other keys")
+    predicted = item["predicted"]
+    if predicted not in PREDICTIONS:
+        raise InvalidSetting(f"{where}.predicted", predicted, "unknown", " or ".join(PREDICTIONS))
+    return Hypothesis(identity, claim, source, metric, key, (a, b), held, predicted)
+
+
+def parse_hypotheses(items) -> list[Hypothesis]:
+    """The ``hypotheses`` of a config (a list, or None for none), each checked on its own."""
+    if isinstance(items, DictConfig | ListConfig):
+        items = OmegaConf.to_container(items, resolve=True)
+    if items is None:
+        return []
+    if not isinstance(items, list):
+        raise InvalidSetting("hypotheses", items, "not a list", f"a list of {', '.join(FIELDS)}")
+    parsed = [_parse_one(i, item) for i, item in enumerate(items)]
+    merged(parsed)  # an id twice
+    return parsed
+
+
+def merged(hypotheses: Iterable[Hypothesis]) -> list[Hypothesis]:
+    """The hypotheses of a sweep's jobs, each once; an id stated with two rules is refused."""
+    by_id: dict[str, Hypothesis] = {}
+    for hypothesis in hypotheses:
+        known = by_id.setdefault(hypothesis.id, hypothesis)
+        if known != hypothesis:
+            raise InvalidSetting(
+                f"hypotheses.{hypothesis.id}", hypothesis.claim, "stated twice", "one rule per id"
+            )
+    return list(by_id.values())
+
+
+def varying_keys(jobs: list[dict[str, str]]) -> list[str]:
+    """The override keys whose value differs between the ``jobs`` (a key some job does not
+    set differs too), in name order."""
+    keys = sorted({key for job in jobs for key in job})
+    return [k for k in keys if len({job.get(k) for job in jobs}) > 1]
+
+
+def check_against_sweep(
+    hypotheses: list[Hypothesis],
+    jobs: list[dict[str, str]],
+    replicate_key: str = "seed",
+    instead: str | None = None,
+) -> None:
+    """InvalidSetting unless every rule compares two values that the ``jobs`` (their
+    overrides by key) run, of a key they vary, with the fixed keys at values they run.
+    ``instead``: what else to allow in place of a key the sweep does not vary."""
+    varying = [k for k in varying_keys(jobs) if k != replicate_key]
+    values: dict[str, list[str]] = {}
+    for job in jobs:
+        for key, value in job.items():
+            values.setdefault(key, [])
+            if value not in values[key]:
+                values[key].append(value)
+    for h in hypotheses:
+        if h.key not in varying:
+            allowed = ", ".join([*varying, *([instead] if instead else [])]) or "none"
+            raise InvalidSetting(h.field("key"), h.key, "the sweep does not vary it", allowed)
+        for key, value, name in [(h.key, v, "values") for v in h.values] + [
+            (k, v, f"fixed.{k}") for k, v in h.fixed
+        ]:
+            if key not in values:
+                set_keys = ", ".join(k for k in sorted(values) if k != h.key)
+                raise InvalidSetting(h.field(name), value, "no job sets the key", set_keys)
+            if not any(same_value(value, run) for run in values[key]):
+                reason = f"the sweep does not run {key}={value}"
+                run = ", ".join(sorted(values[key], key=natural_key))
+                raise InvalidSetting(h.field(name), value, reason, run)
+        for value in h.values:
+            if not any(h.runs(job, value) for job in jobs):
+                held = ", ".join(f"{k}={v}" for k, v in h.fixed)
+                reason = f"no job runs {h.key}={value} with {held}"
+                raise InvalidSetting(h.field("fixed"), dict(h.fixed), reason, "values run together")
+
+
+def check_reported(hypotheses: list[Hypothesis], reported: set[str], by: str) -> None:
+    """InvalidSetting for a rule whose metric is not among those ``reported`` by ``by``
+    (``"job of the sweep"``, ``"finished run"``)."""
+    for h in hypotheses:
+        if h.metric not in reported:
+            allowed = ", ".join(sorted(m for m in reported if is_metric(m))) or "none"
+            raise InvalidSetting(h.field("metric"), h.metric, f"no {by} reports it", allowed)
+
+
+def reported_by(cfg: DictConfig) -> set[str]:
+    """The metrics a job of config ``cfg`` reports once it trains: those of val and test,
+    test_long's with that split, what the val/seq_acc curve says, and the training's
+    stability with its callback on."""
+    stages = ["val", "test"]
+    if OmegaConf.select(cfg, "data.test_long_size", default=0):
+        stages.append("test_long")
+    names = {f"{stage}/{metric}" for stage in stages for metric in STAGE_METRICS}
+    names |= set(CURVE_METRICS)
+    if OmegaConf.select(cfg, "callbacks.training_stability", default=None) is not None:
+        names |= set(STABILITY_METRICS)
+    return names
+
+
+def check_sweep_start(configs: list[DictConfig], jobs: list[dict[str, str]] | None) -> None:
+    """The hypotheses of a sweep's job ``configs``, before any job starts: their format
+    always; with the ``jobs``' overrides (the basic sweeper's, known ahead), against the
+    sweep and the metrics its jobs report. Another sweeper draws its jobs as it goes
+    (``jobs`` None): the report checks those against the jobs that ran."""
+    hypotheses = merged(h for c in configs for h in parse_hypotheses(c.get("hypotheses")))
+    if jobs is None or not hypotheses:
+        return
+    # a sweep narrowed on the command line (depth=6) need not compare what its experiment does
+    check_against_sweep(hypotheses, jobs, instead="or hypotheses=[] to judge none")
+    check_reported(hypotheses, set().union(*(reported_by(c) for c in configs)), "job of the sweep")

@@ -1,0 +1,158 @@
+"""An experiment's hypotheses are checked at the sweep's start, before any folder: a rule the
+sweep cannot evaluate gets one line naming its field and exit status 2; every bundled
+experiment's hypotheses pass."""
+
+from pathlib import Path
+
+import pytest
+from hydra import initialize_config_dir
+from hydra.core.global_hydra import GlobalHydra
+from hydra.types import RunMode
+from omegaconf import open_dict
+
+from transformer_lab.config.validation import InvalidSetting
+from transformer_lab.sweep import naming, search_space, threads  # noqa: F401 (resolvers)
+from transformer_lab.sweep.checks import ConfigCheck
+from transformer_lab.sweep.hypotheses import check_against_sweep, parse_hypotheses
+from transformer_lab.sweep.parallel import SCHEMA_NOTICE
+
+pytestmark = pytest.mark.filterwarnings(f"ignore:{SCHEMA_NOTICE}")
+
+CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
+EXPERIMENTS = sorted(p.stem for p in (CONF_DIR / "experiment").glob("*.yaml"))
+FIRST = "hypotheses.deep_post_needs_warmup"  # of experiment=norm_comparison
+
+
+@pytest.fixture
+def sweep_config():
+    """``sweep_config(overrides, multirun=True)``: the config the callbacks of a multirun
+    (or of a run) get, as Hydra makes it."""
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        loader = GlobalHydra.instance().config_loader()
+
+        def compose(overrides, multirun=True):
+            if not multirun:
+                config = loader.load_configuration("train", overrides, run_mode=RunMode.RUN)
+                with open_dict(config):
+                    config.hydra.mode = RunMode.RUN  # as Hydra.run sets it
+                return config
+            overrides = [*overrides, "hydra.mode=MULTIRUN"]
+            return loader.load_configuration("train", overrides, run_mode=RunMode.MULTIRUN)
+
+        yield compose
+    GlobalHydra.instance().clear()
+
+
+def refusal(capsys, config) -> str:
+    with pytest.raises(SystemExit) as stop:
+        ConfigCheck().on_multirun_start(config)
+    assert stop.value.code == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    return line
+
+
+@pytest.mark.parametrize("experiment", [e for e in EXPERIMENTS if e != "paper_base"])
+def test_every_bundled_experiments_hypotheses_can_be_evaluated_by_its_sweep(
+    sweep_config, experiment
+):
+    ConfigCheck().on_multirun_start(sweep_config([f"experiment={experiment}"]))
+
+
+REFUSED = [
+    (
+        "hypotheses.0.key=model.lr",
+        f"{FIRST}.key='model.lr': the sweep does not vary it; allowed: depth, model.norm, "
+        "model.schedule, or hypotheses=[] to judge none",
+    ),
+    (
+        "hypotheses.0.values=[linear_warmup,noam]",
+        f"{FIRST}.values='noam': the sweep does not run model.schedule=noam; allowed: "
+        "constant, linear_warmup",
+    ),
+    (
+        "hypotheses.0.fixed.depth=4",
+        f"{FIRST}.fixed.depth='4': the sweep does not run depth=4; allowed: 2, 6",
+    ),
+    (  # norm_comparison has no test_long split
+        "hypotheses.0.metric=test_long/seq_acc",
+        f"{FIRST}.metric='test_long/seq_acc': no job of the sweep reports it; allowed: "
+        "test/loss, test/ppl, test/seq_acc, test/token_acc, train/clip_fraction, "
+        "train/grad_norm_max, train/loss_spikes, val/loss, val/ppl, val/seq_acc, "
+        "val/seq_acc_auc, val/seq_acc_best, val/token_acc",
+    ),
+    (
+        "hypotheses.0.metric=val/acc",
+        f"{FIRST}.metric='val/acc': not a metric a run reports; allowed: "
+        "<val|test|test_long>/<loss|ppl|token_acc|seq_acc>, val/seq_acc_best, val/seq_acc_auc, "
+        "train/clip_fraction, train/grad_norm_max or train/loss_spikes",
+    ),
+    (
+        "hypotheses.0.predicted=A worse",
+        f"{FIRST}.predicted='A worse': unknown; allowed: A better or B better",
+    ),
+    (
+        "~hypotheses.0.claim",
+        "hypotheses[0].claim=None: missing; allowed: id, claim, source, metric, key, values, "
+        "fixed, predicted",
+    ),
+    (
+        "hypotheses.1.id=deep_post_needs_warmup",
+        "hypotheses.deep_post_needs_warmup='At 6+6 layers without warmup, pre-norm learns "
+        "faster than post-norm.': stated twice; allowed: one rule per id",
+    ),
+]
+
+
+@pytest.mark.parametrize(("override", "message"), REFUSED, ids=[o for o, _ in REFUSED])
+def test_a_hypothesis_the_sweep_cannot_evaluate_is_refused_in_one_line(
+    sweep_config, capsys, tmp_path, override, message
+):
+    config = sweep_config(
+        ["experiment=norm_comparison", override, f"paths.outputs_root={tmp_path}"]
+    )
+    assert refusal(capsys, config) == f"error: {message}"
+    assert list(tmp_path.iterdir()) == []  # before the sweep folder
+
+
+def test_a_single_run_checks_the_format_only(sweep_config, capsys):
+    """A run of an experiment without -m has no sweep to compare in: its hypotheses need
+    only be well formed."""
+    ConfigCheck().on_run_start(sweep_config(["experiment=norm_comparison"], multirun=False))
+    bad = ["experiment=norm_comparison", "hypotheses.1.predicted=maybe"]
+    with pytest.raises(SystemExit):
+        ConfigCheck().on_run_start(sweep_config(bad, multirun=False))
+    assert capsys.readouterr().err == (
+        "error: hypotheses.deep_pre_needs_no_warmup.predicted='maybe': unknown; allowed: "
+        "A better or B better\n"
+    )
+
+
+def test_the_values_compared_must_run_together_with_the_fixed_ones():
+    """A folder that gathers two sweeps need not hold every combination."""
+    [hypothesis] = parse_hypotheses(
+        [
+            {
+                "id": "h",
+                "claim": "c",
+                "source": "s",
+                "metric": "val/loss",
+                "key": "model/norm",
+                "values": ["pre", "post"],
+                "fixed": {"model.lr": 1e-3},
+                "predicted": "A better",
+            }
+        ]
+    )
+    jobs = [
+        {"model.norm": "pre", "model.lr": "1e-3", "seed": "0"},
+        {"model.norm": "post", "model.lr": "1e-2", "seed": "0"},
+    ]
+    with pytest.raises(InvalidSetting) as error:
+        check_against_sweep([hypothesis], jobs)
+    assert str(error.value) == (
+        "hypotheses.h.fixed={'model.lr': '0.001'}: no job runs model.norm=post with "
+        "model.lr=0.001; allowed: values run together"
+    )
+    jobs.append({"model.norm": "post", "model.lr": "1e-3", "seed": "0"})
+    check_against_sweep([hypothesis], jobs)  # 1e-3 is 0.001

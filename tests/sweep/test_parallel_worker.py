@@ -1,0 +1,67 @@
+"""A parallel sweep's worker process: its job's output goes to the job's log, each log line
+once, its start and end lines to the terminal; and Hydra's notice about the joblib
+launcher's config stays hidden in the worker as in the sweep's process."""
+
+import logging
+import os
+import pickle
+import warnings
+from pathlib import Path
+
+from hydra import initialize_config_dir
+from hydra.core.global_hydra import GlobalHydra
+from hydra.types import RunMode
+
+from transformer_lab.sweep.parallel import ParallelJobs, Worker
+
+CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
+
+
+def test_a_jobs_log_lines_reach_its_log_once_and_the_terminal_keeps_the_job_lines(tmp_path, capfd):
+    log_file = tmp_path / "train.log"
+    logger = logging.getLogger("a_parallel_job")  # as Hydra sets up the root for a job:
+    logger.propagate = False
+    console = logging.StreamHandler(open(1, "w", closefd=False))  # noqa: SIM115 -- stdout
+    logger.addHandler(console)
+    logger.addHandler(logging.FileHandler(log_file))
+    worker = Worker()
+    try:
+        worker.into_log(log_file)
+        console.addFilter(worker)  # what ParallelJobs.on_job_start adds
+        worker.say("start     the job")
+        logger.warning("a line of the job")
+        os.write(1, b"what Lightning prints\n")  # to the process's stdout
+        worker.back_to_terminal()
+        logger.warning("after the job")
+    finally:
+        logger.handlers.clear()
+    terminal = capfd.readouterr().out
+    log = log_file.read_text()
+    assert log.count("a line of the job") == 1 and "what Lightning prints" in log
+    assert "start     the job" in terminal and "after the job" in terminal
+    assert "a line of the job" not in terminal and "start" not in log
+
+
+def compose_with_the_joblib_launcher():
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        loader = GlobalHydra.instance().config_loader()
+        overrides = ["hydra/launcher=joblib", "hydra.mode=MULTIRUN"]
+        loader.load_configuration("train", overrides, run_mode=RunMode.MULTIRUN)
+    GlobalHydra.instance().clear()
+
+
+def schema_notices(before_composing) -> int:
+    """How many times Hydra warns of the joblib config's schema in a process where
+    ``before_composing`` ran first (the worker's view: filters as a fresh process has)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        before_composing()
+        compose_with_the_joblib_launcher()
+    return sum("is validated against ConfigStore schema" in str(w.message) for w in caught)
+
+
+def test_the_callback_arriving_in_a_worker_hides_the_notice_before_its_job_is_composed():
+    shipped = pickle.dumps(ParallelJobs())  # as joblib ships it with each job
+    assert schema_notices(lambda: None) == 1
+    assert schema_notices(lambda: pickle.loads(shipped)) == 0
