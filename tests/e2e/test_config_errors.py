@@ -1,11 +1,10 @@
 """Bad input on the command line: one clear message before training, exit 2, and nothing
-written before is touched (the same checks in the test process: tests/job/)."""
-
-import subprocess
+written before is touched (the same checks called directly: tests/job/). One of each kind
+starts a process; the rest run the same command in the test process."""
 
 import pytest
 
-from ..command_line import run_train
+from ..command_line import run_train, run_train_here
 
 TINY = [
     "data.train_size=256",
@@ -101,18 +100,14 @@ REFUSED_STARTS = {
 
 @pytest.fixture(scope="module")
 def refused_starts(tmp_path_factory):
-    """Each of REFUSED_STARTS started on the command line, in an outputs_root of its own
+    """Each of REFUSED_STARTS run from the command line, in an outputs_root of its own
     that holds an earlier run: ``{case: (result, outputs_root, files before)}``."""
     starts = {}
     for case, (arguments, _) in REFUSED_STARTS.items():
         outputs_root = tmp_path_factory.mktemp("refused") / "outputs"
         with_an_earlier_run(outputs_root)
         before = snapshot(outputs_root)
-        try:  # a case's -m comes first
-            result = run_train(outputs_root, *arguments, "experiment=smoke", timeout=120)
-        except subprocess.TimeoutExpired as late:  # it trains: the case fails, not the others
-            output = (late.stdout or "", late.stderr or "")
-            result = subprocess.CompletedProcess(late.cmd, None, *output)
+        result = run_train_here(outputs_root, *arguments, "experiment=smoke")  # -m first
         starts[case] = (result, outputs_root, before)
     return starts
 
@@ -136,7 +131,7 @@ def test_a_bad_value_on_the_command_line_is_one_line_exit_2_and_no_folder(refuse
 def test_a_setting_only_the_build_refuses_is_printed_once(tmp_path):
     """A callback's setting is checked by its constructor when the run builds it, after
     Hydra made the run folder: still one line and exit 2, not a log line as well."""
-    result = run_train(
+    result = run_train_here(
         tmp_path / "outputs", *TINY, "experiment=smoke", "callbacks.layer_stats.every_n_steps=0"
     )
     message = "callbacks.layer_stats.every_n_steps=0: out of range; allowed: an integer >= 1"
