@@ -5,7 +5,7 @@ once per test run, see tests/built_once.py)."""
 import pytest
 
 from ..built_once import as_completed, built_once, completed
-from ..command_line import run_train, train_command
+from ..command_line import run_train_here, train_command
 
 # The run that the kill and the interrupt tests stop and resume: short, mid-epoch when it is
 # stopped, and drawing from the RNG, so an exact resume has something to prove.
@@ -51,7 +51,9 @@ def tiny_sweep(tmp_path_factory):
     folder, record = built_once(
         tmp_path_factory,
         "report_sweep",
-        lambda folder: completed(run_train(folder / "outputs", "-m", *REPORT_SWEEP, *REPORT_TINY)),
+        lambda folder: completed(
+            run_train_here(folder / "outputs", "-m", *REPORT_SWEEP, *REPORT_TINY)
+        ),
     )
     (sweep,) = (folder / "outputs" / "multirun").iterdir()
     return as_completed(record), sweep

@@ -1,4 +1,6 @@
-"""The command line as a user runs it: a real two-job multirun in a subprocess."""
+"""The command line as a user runs it: a single run in a process of its own, what its
+terminal shows; a two-job multirun, whose basic launcher runs the jobs in its own process,
+in the test process."""
 
 import json
 import re
@@ -6,7 +8,7 @@ import re
 import pytest
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-from ..command_line import run_train
+from ..command_line import run_train, run_train_here
 
 TINY = ["experiment=smoke", "trainer.max_steps=8", "trainer.val_check_interval=4"]
 
@@ -14,7 +16,7 @@ TINY = ["experiment=smoke", "trainer.max_steps=8", "trainer.val_check_interval=4
 @pytest.mark.slow
 def test_multirun_makes_one_folder_per_job_named_by_its_overrides(tmp_path, read_hparams):
     typed = ["-m", "model/norm=pre,post", *TINY, "~callbacks.attention_maps"]
-    result = run_train(tmp_path / "outputs", *typed)
+    result = run_train_here(tmp_path / "outputs", *typed)
     assert result.returncode == 0, result.stderr[-3000:]
     (sweep,) = (tmp_path / "outputs" / "multirun").iterdir()
     runs = sorted(p for p in sweep.iterdir() if p.is_dir())

@@ -1,5 +1,6 @@
 """hparams_search=optuna on the command line: a study that survives failing trials, and
-one whose search space or metric is wrong stops before its first trial."""
+one whose search space or metric is wrong stops before its first trial. The Optuna sweeper
+runs its trials in its own process, so these commands run in the test process."""
 
 import json
 
@@ -8,7 +9,7 @@ from omegaconf import OmegaConf
 
 from transformer_lab.report.sweep import load_sweep
 
-from ..command_line import run_train
+from ..command_line import run_train_here
 
 STUDY = ["-m", "hparams_search=optuna"]
 
@@ -16,7 +17,7 @@ STUDY = ["-m", "hparams_search=optuna"]
 @pytest.mark.slow
 def test_warmups_that_reach_max_steps_stop_the_study_before_its_first_trial(tmp_path):
     typed = ["experiment=smoke", "trainer.max_steps=200", "model.warmup_steps=choice(0,100,200)"]
-    result = run_train(tmp_path, *STUDY, *typed, cwd=tmp_path, timeout=300)
+    result = run_train_here(tmp_path, *STUDY, *typed, cwd=tmp_path)
     assert result.returncode == 2
     refused = "error: model.warmup_steps=choice(0,100,200) searches warmups up to 200, not below "
     assert refused + "trainer.max_steps=200; allowed: " in result.stderr
@@ -26,7 +27,7 @@ def test_warmups_that_reach_max_steps_stop_the_study_before_its_first_trial(tmp_
 @pytest.mark.slow
 def test_a_misspelt_metric_stops_the_study_before_its_first_trial(tmp_path):
     typed = ["optimized_metric=val/acc", "experiment=smoke"]
-    result = run_train(tmp_path, *STUDY, *typed, cwd=tmp_path, timeout=300)
+    result = run_train_here(tmp_path, *STUDY, *typed, cwd=tmp_path)
     assert result.returncode == 2
     assert "error: optimized_metric='val/acc' is not a metric a run reports" in result.stderr
     assert not (tmp_path / "multirun").exists() or not any((tmp_path / "multirun").iterdir())
@@ -49,7 +50,7 @@ def test_a_four_trial_study_with_a_failing_trial_completes_and_writes_the_best(
         "~callbacks.attention_maps",
         "~callbacks.norm_comparison",
     ]
-    result = run_train(tmp_path, *STUDY, *typed, cwd=tmp_path)
+    result = run_train_here(tmp_path, *STUDY, *typed, cwd=tmp_path)
     output = result.stdout + result.stderr
     (sweep_dir,) = (tmp_path / "multirun").iterdir()
     sweep = load_sweep(sweep_dir)
