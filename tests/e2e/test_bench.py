@@ -9,7 +9,7 @@ import math
 import pytest
 import torch
 
-from ..command_line import python_module, run_command
+from ..command_line import python_module, run_command, run_command_here
 
 ROW_KEYS = {"name", "ours", "peer", "unit", "ratio"}
 COMPARISONS = (
@@ -72,7 +72,7 @@ def test_the_decoding_row_reports_identical_outputs(rows):
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the message of a machine without")
 def test_asking_for_a_gpu_where_there_is_none_is_one_clear_error(tmp_path):
     command = python_module("transformer_lab.bench", "--quick", "--device", "cuda")
-    done = run_command(command, tmp_path, timeout=120)
+    done = run_command_here(command, tmp_path)  # refused before any work: run here
     assert done.returncode == 2
     assert done.stderr.strip().endswith(
         "error: --device cuda: torch sees no CUDA GPU here; allowed on this machine: cpu"

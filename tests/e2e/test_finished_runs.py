@@ -1,6 +1,7 @@
 """``last.ckpt`` of a run that ended is its end, and a resume point as exact as any other:
 extending a finished run trains what an uninterrupted longer run trains; resuming a
-finished run without asking for more steps trains nothing and says so."""
+finished run without asking for more steps trains nothing and says so. The commands run in
+the test process: none of them is stopped from outside."""
 
 import json
 
@@ -9,7 +10,7 @@ import torch
 
 from transformer_lab.runs.learning_curve import read_scalars
 
-from ..command_line import run_command
+from ..command_line import run_command_here
 from ..conftest import files_of
 
 # validations at 10, 20, 30, 40; train/loss of every step, to compare the batches trained on
@@ -30,7 +31,7 @@ def straight(tmp_path_factory, resumable_command):
     """The folder of the uninterrupted 40-step run, and the command that ran it."""
     root = tmp_path_factory.mktemp("straight")
     command = resumable_command(root / "outputs", *EVERY_STEP)
-    result = run_command(command, cwd=root)
+    result = run_command_here(command, cwd=root)
     assert result.returncode == 0, result.stderr[-3000:]
     return only_run(root / "outputs"), command
 
@@ -41,7 +42,7 @@ def test_a_finished_run_extended_from_its_last_ckpt_trains_what_a_longer_run_tra
 ):
     straight_run, _ = straight
     short = resumable_command(tmp_path / "outputs", *EVERY_STEP, "trainer.max_steps=20")
-    result = run_command(short, cwd=tmp_path)
+    result = run_command_here(short, cwd=tmp_path)
     assert result.returncode == 0, result.stderr[-3000:]
     run = only_run(tmp_path / "outputs")
     last = run / "checkpoints" / "last.ckpt"
@@ -49,7 +50,7 @@ def test_a_finished_run_extended_from_its_last_ckpt_trains_what_a_longer_run_tra
     assert (end["global_step"], end["epoch"]) == (20, 1)  # 12 batches an epoch: in the 2nd
 
     extend = [*short, "trainer.max_steps=40", f"ckpt_path={last}"]
-    result = run_command(extend, cwd=tmp_path)
+    result = run_command_here(extend, cwd=tmp_path)
     assert result.returncode == 0, result.stderr[-3000:]
     assert only_run(tmp_path / "outputs") == run  # extended in its own folder
 
@@ -77,7 +78,7 @@ def test_resuming_a_finished_run_trains_nothing_says_so_in_one_line_and_leaves_n
 ):
     run, command = straight
     before = files_of(run)
-    result = run_command([*command, "ckpt_path=last"], cwd=run.parents[2])
+    result = run_command_here([*command, "ckpt_path=last"], cwd=run.parents[2])
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == (
         f"run {run} already finished at step 40 (metrics.json); nothing to resume. To train "

@@ -12,7 +12,7 @@ import time
 import pytest
 import torch
 
-from ..command_line import one_thread_env, run_command
+from ..command_line import one_thread_env, run_command, run_command_here
 
 # no periodic save: the signal's own last.ckpt is the only one
 ONLY_THE_SIGNAL_SAVES = [
@@ -59,7 +59,7 @@ def signal_after_first_validation(process, outputs_root, signum) -> str:
 @pytest.mark.slow
 def test_ctrl_c_saves_the_step_reached_and_the_printed_command_resumes_it_exactly(tmp_path, run):
     straight_root, stopped_root = tmp_path / "straight", tmp_path / "stopped"
-    straight = run_command(run(straight_root), cwd=tmp_path, timeout=300)
+    straight = run_command_here(run(straight_root), cwd=tmp_path)  # no signal: no process
     assert straight.returncode == 0, straight.stdout + straight.stderr
 
     process = start(run(stopped_root), tmp_path)
@@ -74,7 +74,7 @@ def test_ctrl_c_saves_the_step_reached_and_the_printed_command_resumes_it_exactl
     assert 20 <= step < 40  # the step reached, not the last periodic save (there is none)
     assert not (run / "metrics.json").exists()
 
-    resumed = run_command(shlex.split(command), cwd=tmp_path)
+    resumed = run_command(shlex.split(command), cwd=tmp_path)  # its stderr: no warning
     assert resumed.returncode == 0, resumed.stderr
     assert list((stopped_root / "runs").iterdir()) == [run]  # no stray folder
     assert sorted(p.name for p in (run / "checkpoints").iterdir()) == ["best.ckpt", "last.ckpt"]

@@ -10,7 +10,7 @@ import pytest
 import torch
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-from ..command_line import one_thread_env, run_command
+from ..command_line import one_thread_env, run_command_here
 
 SAVE_OFTEN = "callbacks.last_checkpoint.every_n_train_steps=5"  # a kill loses little
 
@@ -30,7 +30,7 @@ def test_sigkilled_run_resumed_with_ckpt_path_last_matches_an_uninterrupted_run(
 ):
     straight_root, killed_root = tmp_path / "straight", tmp_path / "killed"
     straight_run = resumable_command(straight_root, SAVE_OFTEN)
-    result = run_command(straight_run, cwd=tmp_path)
+    result = run_command_here(straight_run, cwd=tmp_path)  # only the killed run: a process
     assert result.returncode == 0, result.stderr[-3000:]
 
     killed_run = resumable_command(killed_root, SAVE_OFTEN)
@@ -53,7 +53,7 @@ def test_sigkilled_run_resumed_with_ckpt_path_last_matches_an_uninterrupted_run(
     assert 0 < resumed_from["global_step"] < 40
     assert not (killed / "metrics.json").exists()
 
-    result = run_command([*killed_run, "ckpt_path=last"], cwd=tmp_path)
+    result = run_command_here([*killed_run, "ckpt_path=last"], cwd=tmp_path)
     assert result.returncode == 0, result.stderr[-3000:]
     assert only_run(killed_root) == killed  # the resume left no folder of its own
     straight = only_run(straight_root)

@@ -15,7 +15,7 @@ import time
 import pytest
 import torch
 
-from ..command_line import one_thread_env, run_command, train_command
+from ..command_line import one_thread_env, run_command_here, train_command
 
 STEPS = 200
 JOB = [
@@ -84,7 +84,7 @@ def test_ctrl_c_stops_a_parallel_sweep_with_each_running_job_saved(tmp_path):
 
     resume = shlex.split(stopped[first.name][1])
     assert resume[:3] == [sys.executable, "-m", "transformer_lab.train"]
-    resumed = run_command(resume, cwd=tmp_path)
+    resumed = run_command_here(resume, cwd=tmp_path)  # one job: no launcher
     assert resumed.returncode == 0, shlex.join(resume) + resumed.stderr
     metrics = json.loads((first / "metrics.json").read_text())
     assert metrics["global_step"] == STEPS
