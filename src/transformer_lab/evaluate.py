@@ -34,11 +34,11 @@ from rich.table import Table
 
 from transformer_lab.config.validation import InvalidSetting
 from transformer_lab.console import LIGHTNING_INFO, quiet_library_notices
-from transformer_lab.data.datamodule import SyntheticDataModule
+from transformer_lab.data import DATAMODULES, SplitsDataModule, SyntheticDataModule
 from transformer_lab.model.decoding import beam_search, check_beam_search
 from transformer_lab.runs.layout import last_checkpoint, recorded_metrics, run_folder_of
 from transformer_lab.runs.order import natural_key
-from transformer_lab.tokens import detokenize
+from transformer_lab.training import text_metrics
 from transformer_lab.training.module import Seq2SeqLitModule
 
 log = logging.getLogger(__name__)
@@ -49,7 +49,7 @@ PARTS = (
     "datamodule_hyper_parameters",
     "pytorch-lightning_version",
 )
-PATHS = ("ckpt_path", "output")  # settings that are paths, taken as typed
+PATHS = ("ckpt_path", "output", "data.test_path")  # settings that are paths, taken as typed
 
 
 class EvaluationError(ValueError):
@@ -99,19 +99,36 @@ def read_checkpoint(path: Path) -> dict:
     return checkpoint
 
 
-def load(path: Path) -> tuple[Seq2SeqLitModule, SyntheticDataModule, int | None]:
+def datamodule_class(checkpoint: dict) -> type[SplitsDataModule]:
+    """The datamodule class the checkpoint's run used: the one whose saved state it holds
+    (:meth:`.SplitsDataModule.state_dict`), or the synthetic tasks' (a checkpoint written
+    before the project had other data saved none)."""
+    for name, cls in DATAMODULES.items():
+        if name in checkpoint:
+            return cls
+    return SyntheticDataModule
+
+
+def load(path: Path) -> tuple[Seq2SeqLitModule, SplitsDataModule, int | None]:
     """The run's module (with the checkpoint's weights), its datamodule, and the global step
     the checkpoint was saved at.
 
     Lightning passes a class only the saved settings its constructor takes and drops the
     rest; a setting this version does not know would change what is evaluated unseen, so
-    it is an error here.
+    it is an error here. A setting added since the checkpoint was written takes the value
+    that builds what it was trained as (``ADDED_SETTINGS``). A datamodule that reads files
+    (``data=pairs``) reads them when its splits are first needed, not here: generating from
+    a checkpoint needs none of them.
     """
     checkpoint = read_checkpoint(path)
     kwargs = {"map_location": "cpu", "weights_only": True}
+    saved = checkpoint["hyper_parameters"]
+    older = {k: v for k, v in Seq2SeqLitModule.ADDED_SETTINGS.items() if k not in saved}
     try:
-        module = Seq2SeqLitModule.load_from_checkpoint(path, **kwargs)
-        datamodule = SyntheticDataModule.load_from_checkpoint(path, **kwargs)
+        module = Seq2SeqLitModule.load_from_checkpoint(path, **kwargs, **older)
+        datamodule = datamodule_class(checkpoint).load_from_checkpoint(path, **kwargs)
+    except InvalidSetting as error:
+        raise EvaluationError(str(error.within("data"))) from None
     except (TypeError, ValueError, RuntimeError) as error:
         raise EvaluationError(
             f"{path} does not fit this version of transformer_lab: {_one_line(error)}"
@@ -132,17 +149,25 @@ def load(path: Path) -> tuple[Seq2SeqLitModule, SyntheticDataModule, int | None]
 
 
 def with_test_splits(
-    run_data: SyntheticDataModule, test_splits: dict, model_max_len: int
-) -> SyntheticDataModule:
+    run_data: SplitsDataModule, test_splits: dict, model_max_len: int
+) -> SplitsDataModule:
     """The run's datamodule rebuilt with its test splits changed by ``test_splits``.
 
     Rebuilt from the run's settings, train and val come out as the run had them: each
     split depends on its own size and on the splits drawn before it, never on later ones.
     The new test split is drawn around both, so whatever its size it holds no source the
     run trained or validated on (and at the run's own size it is the run's test split);
-    test_long has lengths past any of theirs.
+    test_long has lengths past any of theirs. Which settings a run's data lets change is
+    its class's ``evaluation_settings`` (``data=pairs``: another test file).
     """
-    data = dict(run_data.hparams)
+    cls, data = type(run_data), dict(run_data.hparams)
+    foreign = [key for key in test_splits if key not in cls.evaluation_settings]
+    if foreign:
+        allowed = ", ".join(f"data.{key}" for key in cls.evaluation_settings) or "none"
+        raise EvaluationError(
+            f"data.{foreign[0]} is not a setting of this run's test splits ({cls.__name__}); "
+            f"allowed: {allowed}"
+        )
     if test_splits.get("test_long_max_len") and not test_splits.get(
         "test_long_size", data["test_long_size"]
     ):
@@ -151,10 +176,10 @@ def with_test_splits(
             "data.test_long_size too (allowed: >= 1)"
         )
     try:
-        datamodule = SyntheticDataModule(**(data | test_splits))
+        datamodule = cls(**(data | test_splits))
+        missing = datamodule.missing_positions(model_max_len)
     except InvalidSetting as error:
         raise EvaluationError(str(error.within("data"))) from None
-    missing = datamodule.missing_positions(model_max_len)
     if missing:
         raise EvaluationError(
             f"data.test_long_max_len={datamodule.test_long_max_len} needs more positions than "
@@ -183,7 +208,8 @@ def print_results(results: dict, module, datamodule, n_samples: int) -> None:
     table = Table(
         title=f"{results['checkpoint']}\nstep {'unknown' if step is None else step}, "
         f"length penalty {results['length_penalty']}",
-        caption="seq_acc and seq_acc_by_len/<words> depend on the decoding; the rest does not",
+        caption="seq_acc, seq_acc_by_len/<words>, bleu and chrf depend on the decoding; the "
+        "rest does not",
     )
     for column in ("metric", "greedy", beam):
         table.add_column(column, justify="left" if column == "metric" else "right")
@@ -200,8 +226,11 @@ def print_results(results: dict, module, datamodule, n_samples: int) -> None:
         samples = Table(title=f"sample generations ({split} split)")
         for column in ("source", "target", "greedy", beam):
             samples.add_column(column)
-        for row in zip(batch["src"], batch["tgt_out"], greedy[:, 1:], beamed[:, 1:], strict=True):
-            samples.add_row(*(detokenize(tokens.tolist()) for tokens in row))
+        source, target = datamodule.src_codec.decode, datamodule.tgt_codec.decode
+        for src, *outputs in zip(
+            batch["src"], batch["tgt_out"], greedy[:, 1:], beamed[:, 1:], strict=True
+        ):
+            samples.add_row(source(src.tolist()), *(target(ids.tolist()) for ids in outputs))
         console.print(samples)
 
 
@@ -237,6 +266,10 @@ def evaluate(cfg: DictConfig) -> dict:
         raise EvaluationError(str(error)) from None
     if cfg.batch_size is not None:
         datamodule.batch_size = cfg.batch_size
+    try:
+        datamodule.setup("test")  # a datamodule of files (data=pairs) reads them here
+    except InvalidSetting as error:
+        raise EvaluationError(str(error.within("data"))) from None
     trainer = L.Trainer(
         accelerator=cfg.accelerator,
         devices=1,
@@ -254,8 +287,11 @@ def evaluate(cfg: DictConfig) -> dict:
         "greedy": decoded_metrics(trainer, module, datamodule, 1, 0.0),
         "beam": decoded_metrics(trainer, module, datamodule, cfg.beam_size, cfg.length_penalty),
     }
-    # evaluations of other test splits go beside eval.json, not over it
-    name = "_".join(["eval", *(f"{k}={v}" for k, v in test_splits.items())]) + ".json"
+    if datamodule.reports_text:  # what makes the BLEU and chrF scores comparable
+        results["sacrebleu"] = text_metrics.signatures()
+    # evaluations of other test splits go beside eval.json, not over it (a file by its name)
+    changed = {k: Path(v).name if k.endswith("_path") else v for k, v in test_splits.items()}
+    name = "_".join(["eval", *(f"{k}={v}" for k, v in changed.items())]) + ".json"
     output = Path(cfg.output) if cfg.output else (run_folder_of(path) or path.parent) / name
     output.write_text(json.dumps(results, indent=2) + "\n")
     print_results(results, module, datamodule, cfg.samples)
@@ -266,17 +302,18 @@ def evaluate(cfg: DictConfig) -> dict:
     return results
 
 
-def configure(argv: list[str]) -> DictConfig:
-    """``conf/evaluate.yaml`` with the command line's ``<setting>=<value>`` arguments.
+def configure(argv: list[str], config: str = "evaluate", path_settings=PATHS) -> DictConfig:
+    """``conf/<config>.yaml`` with the command line's ``<setting>=<value>`` arguments.
 
-    ``ckpt_path`` and ``output`` are paths, set as typed: a sweep's run folders are named by
-    their overrides (``model.norm=pre,seed=1``), whose ``=`` and ``,`` Hydra's override
-    parser would read as syntax. The other values go through that parser (``null``, numbers,
-    quoting). Only the file's settings can be set: Hydra would add an unknown key (``+key``)
-    that nothing reads, so a misspelt setting would be ignored.
+    The settings ``path_settings`` (``ckpt_path``, ``output``, ...) are paths, set as typed: a
+    sweep's run folders are named by their overrides (``model.norm=pre,seed=1``), whose ``=``
+    and ``,`` Hydra's override parser would read as syntax. The other values go through that
+    parser (``null``, numbers, quoting). Only the file's settings can be set: Hydra would add
+    an unknown key (``+key``) that nothing reads, so a misspelt setting would be ignored.
+    ``tlab-generate`` reads its settings the same way (``config="generate"``).
     """
     with initialize_config_module("transformer_lab.conf", version_base="1.3"):
-        names = setting_names(OmegaConf.to_container(compose("evaluate")))
+        names = setting_names(OmegaConf.to_container(compose(config)))
         paths, overrides = {}, []
         for arg in argv:
             name, sep, value = arg.partition("=")
@@ -284,16 +321,16 @@ def configure(argv: list[str]) -> DictConfig:
                 raise EvaluationError(f"{name} is not a setting; allowed: {', '.join(names)}")
             if not sep:
                 raise EvaluationError(f"{name} needs a value: {name}=<value>")
-            if name in PATHS:
+            if name in path_settings:
                 paths[name] = value
             else:
                 overrides.append(arg)
         try:
-            cfg = compose("evaluate", overrides=overrides)
+            cfg = compose(config, overrides=overrides)
         except OverrideParseException as error:
             raise EvaluationError(f"{error.override}: {_one_line(error)}") from None
     for name, value in paths.items():
-        cfg[name] = value
+        OmegaConf.update(cfg, name, value)
     return cfg
 
 

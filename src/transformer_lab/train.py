@@ -25,7 +25,7 @@ from transformer_lab.sweep import (
     search_space,  # noqa: F401 (registers ${warmup_range:}, for the optuna search space)
     threads,  # noqa: F401 (registers ${sweep_n_jobs:})
 )
-from transformer_lab.sweep.objective import objective, worst_value
+from transformer_lab.sweep.objective import STOPPED, objective, worst_value
 
 log = logging.getLogger(__name__)
 
@@ -37,13 +37,13 @@ def main(cfg: DictConfig) -> float:
     quiet_library_notices()
     context = RunContext.from_hydra()
     if parallel.sweep_stopping(context.hydra):  # Ctrl-C: no job starts any more
-        return worst_value(cfg.optimized_metric)
+        return STOPPED
     try:
         metrics = train(cfg, context)
     except Interrupted as stop:  # last.ckpt and stopped.json saved; exit 130 or 143
         if not parallel.runs_in_parallel(context.hydra):
             sys.exit(stop.exit_code)
-        return worst_value(cfg.optimized_metric)  # the worker lives on; the sweep exits 130
+        return STOPPED  # the worker lives on; the sweep exits 130
     except ConfigError as error:  # a trial's drawn value; a callback's, logger's, trainer's
         if not context.in_sweep:
             refuse(error)

@@ -23,8 +23,12 @@ def options(group: str) -> list[str]:
     + [f"model/ffn={o}" for o in options("model/ffn")]
     + [f"trainer={o}" for o in options("trainer") if o not in ("gpu", "fsdp")],  # need CUDA
 )
-def test_every_group_option_builds_datamodule_module_and_trainer(compose_train, override):
-    cfg = compose_train([override])
+def test_every_group_option_builds_datamodule_module_and_trainer(compose_train, override, tmp_path):
+    files = []  # data=pairs reads its pairs from a file
+    if override == "data=pairs":
+        (tmp_path / "pairs.tsv").write_text("".join(f"a {i}\tb {i}\n" for i in range(20)))
+        files = [f"data.train_path={tmp_path / 'pairs.tsv'}", "data.val_size=2", "data.test_size=2"]
+    cfg = compose_train([override, *files])
     datamodule, module, trainer = build(cfg)
     assert isinstance(module.model, Seq2SeqTransformer)
     assert module.hparams.max_len >= datamodule.max_seq_len
@@ -47,8 +51,8 @@ def test_gpu_trainer_config_asks_for_bf16_on_gpu(compose_train):
     assert cfg.trainer.precision == "bf16-mixed"
 
 
-def test_the_three_tasks_are_the_data_options():
-    assert options("data") == ["copy", "reverse", "sort"]
+def test_the_data_options_are_the_synthetic_and_research_tasks_and_pairs_from_files():
+    assert options("data") == ["addition", "copy", "pairs", "recall", "reverse", "scan", "sort"]
 
 
 def test_fsdp_trainer_config_shards_fully_on_gpus_in_bf16(compose_train):

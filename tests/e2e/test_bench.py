@@ -21,7 +21,9 @@ COMPARISONS = (
     "peak memory",
     "bf16-mixed / fp32",
     "torch.compile",
+    "fused AdamW / for-loop AdamW",
     "joblib",
+    "start to exit: stop at the target / fixed 4,500 steps",
 )
 
 

@@ -172,7 +172,7 @@ def test_a_misspelt_setting_is_one_error_line_that_names_it(capsys):
     assert exit.value.code == 2
     assert capsys.readouterr().err == (
         "error: beem_size is not a setting; allowed: ckpt_path, beam_size, length_penalty, "
-        "batch_size, samples, accelerator, data.test_size, data.test_long_size, "
+        "batch_size, samples, accelerator, data.test_path, data.test_size, data.test_long_size, "
         "data.test_long_max_len, output\n"
     )
 

@@ -77,14 +77,16 @@ REFUSED = [
     (  # norm_comparison has no test_long split
         "hypotheses.0.metric=test_long/seq_acc",
         f"{FIRST}.metric='test_long/seq_acc': no job of the sweep reports it; allowed: "
-        "test/loss, test/ppl, test/seq_acc, test/token_acc, train/clip_fraction, "
+        "test/loss, test/oracle_seq_acc, test/oracle_token_acc, test/ppl, test/seq_acc, "
+        "test/token_acc, train/clip_fraction, "
         "train/grad_norm_max, train/loss_spikes, val/loss, val/ppl, val/seq_acc, "
         "val/seq_acc_auc, val/seq_acc_best, val/token_acc",
     ),
     (
         "hypotheses.0.metric=val/acc",
         f"{FIRST}.metric='val/acc': not a metric a run reports; allowed: "
-        "<val|test|test_long>/<loss|ppl|token_acc|seq_acc>, val/seq_acc_best, val/seq_acc_auc, "
+        "<val|test|test_long>/<loss|ppl|token_acc|seq_acc|bleu|chrf>, "
+        "<test|test_long>/<oracle_seq_acc|oracle_token_acc>, val/seq_acc_best, val/seq_acc_auc, "
         "train/clip_fraction, train/grad_norm_max or train/loss_spikes",
     ),
     (

@@ -24,15 +24,16 @@ from transformer_lab.bench import progress
 from transformer_lab.bench.rows import Row
 from transformer_lab.bench.timing import synchronize
 from transformer_lab.bench.workloads import loss
+from transformer_lab.job.build import build_data_and_model
 
 
 def main_job(overrides: list[str]):
     """The main job's datamodule (set up) and a fresh LightningModule, plus its config."""
     with hydra.initialize_config_module("transformer_lab.conf", version_base="1.3"):
         cfg = hydra.compose("train", overrides=overrides)
-    datamodule = hydra.utils.instantiate(cfg.data)
+    datamodule, module = build_data_and_model(cfg)
     datamodule.setup("fit")
-    return datamodule, hydra.utils.instantiate(cfg.model, _convert_="all"), cfg
+    return datamodule, module, cfg
 
 
 @contextmanager

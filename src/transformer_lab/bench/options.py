@@ -1,5 +1,6 @@
 """The speed options a run can switch on: ``model.compile``, ``trainer.precision`` and
-the intra-op thread count (``OMP_NUM_THREADS``, on a CPU).
+the intra-op thread count (``OMP_NUM_THREADS``, on a CPU); and one the run picks itself,
+AdamW's fused kernels.
 
 Each is measured against the plain fp32 eager model on torch's default threads, at the
 same size, dropout 0.1, in the same process. ``torch.compile`` needs a working compiler
@@ -16,7 +17,7 @@ import torch
 from transformer_lab.bench.rows import Row, unavailable
 from transformer_lab.bench.timing import tokens_per_second
 from transformer_lab.bench.training import build
-from transformer_lab.bench.workloads import Size, loss, random_batch, train_step
+from transformer_lab.bench.workloads import Size, adamw, loss, random_batch, train_step
 
 
 def compiled(size: Size, calls: int, rounds: int) -> list[Row]:
@@ -53,6 +54,31 @@ def compiled(size: Size, calls: int, rounds: int) -> list[Row]:
             "s",
         ),
     ]
+
+
+def fused_adamw(size: Size, rounds: int) -> Row:
+    """A training step with AdamW's fused kernels (what the main job runs where they fit,
+    ``training/module.py``) against its per-parameter loop, the same model and batch. The
+    sides take turns step by step, the finest interleaving there is: the difference is a
+    few percent, which outside load drifting within a round of many steps would drown."""
+    name = f"train tokens/s, {size.label} post-norm: fused AdamW / for-loop AdamW"
+    fused_model, _ = build(size, "post")
+    loop_model, _ = build(size, "post")
+    try:
+        fused, loop = adamw(fused_model, fused=True), adamw(loop_model, fused=False)
+        train_step(fused_model, fused, random_batch(size))
+    except RuntimeError as error:  # a device without the kernels
+        return unavailable(name, "tokens/s", f"{type(error).__name__}: {error}"[:120])
+    batch = random_batch(size)
+    return tokens_per_second(
+        f"{name} (higher is better)",
+        size.tokens,
+        lambda: train_step(fused_model, fused, batch),
+        lambda: train_step(loop_model, loop, batch),
+        calls=1,
+        rounds=rounds,
+        warmup=2,
+    )
 
 
 def bf16_mixed(size: Size, calls: int, rounds: int) -> Row:

@@ -9,30 +9,32 @@ basic side runs torch's default threads, as a plain ``-m`` does; the joblib side
 turns over rounds (order flipped each round), the median round kept, like every row.
 """
 
+import json
 import subprocess
 import sys
 import tempfile
+from pathlib import Path
 
 from transformer_lab.bench.rows import Row
 from transformer_lab.bench.timing import seconds_per_call
 from transformer_lab.sweep.threads import cores
 
 
-def sweep(launcher: list[str], overrides: list[str]) -> None:
-    """One command-line sweep in a scratch folder; a failed sweep stops the benchmark."""
+def train(arguments: list[str], env: dict[str, str] | None = None) -> list[dict]:
+    """``python -m transformer_lab.train <arguments>`` in a scratch folder, as a user runs
+    it; its runs' ``metrics.json``. A failed run stops the benchmark."""
     with tempfile.TemporaryDirectory() as root:
-        command = [
-            sys.executable,
-            "-m",
-            "transformer_lab.train",
-            "-m",
-            *launcher,
-            *overrides,
-            f"paths.outputs_root={root}",
-        ]
-        done = subprocess.run(command, cwd=root, capture_output=True, text=True)
-    if done.returncode != 0:
-        raise RuntimeError(f"{' '.join(command)} failed:\n{done.stderr[-3000:]}")
+        command = [sys.executable, "-m", "transformer_lab.train", *arguments]
+        command.append(f"paths.outputs_root={root}")
+        done = subprocess.run(command, cwd=root, capture_output=True, text=True, env=env)
+        if done.returncode != 0:
+            raise RuntimeError(f"{' '.join(command)} failed:\n{done.stderr[-3000:]}")
+        return [json.loads(path.read_text()) for path in sorted(Path(root).rglob("metrics.json"))]
+
+
+def sweep(launcher: list[str], overrides: list[str]) -> None:
+    """One command-line sweep in a scratch folder."""
+    train(["-m", *launcher, *overrides])
 
 
 def launcher_speedup(jobs: int, steps: int, rounds: int) -> Row:

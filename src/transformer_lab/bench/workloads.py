@@ -80,11 +80,14 @@ def random_batch(size: Size, seed: int = 0) -> dict[str, torch.Tensor]:
 MODEL_CONF = Path(transformer_lab.conf.__file__).parent / "model" / "transformer.yaml"
 
 
-def adamw(model: nn.Module) -> torch.optim.Optimizer:
+def adamw(model: nn.Module, fused: bool | None = None) -> torch.optim.Optimizer:
     """The main job's optimizer: the LightningModule's parameter groups, with the settings
-    of ``conf/model/transformer.yaml``, read from there so that they cannot drift."""
+    of ``conf/model/transformer.yaml``, read from there so that they cannot drift; fused
+    where the main job's would be (``fused`` None), or as told."""
     conf = OmegaConf.load(MODEL_CONF)
-    return lit_module.adamw(model, conf.lr, tuple(conf.betas), conf.weight_decay)
+    if fused is None:
+        fused = lit_module.fused_adamw_fits(next(model.parameters()).device, None)
+    return lit_module.adamw(model, conf.lr, tuple(conf.betas), conf.weight_decay, fused)
 
 
 def loss(model: nn.Module, batch: dict) -> torch.Tensor:

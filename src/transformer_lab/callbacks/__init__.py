@@ -11,6 +11,7 @@ from transformer_lab.callbacks.positional_map import PositionalMap
 from transformer_lab.callbacks.progress import StepProgressBar
 from transformer_lab.callbacks.samples import SampleGenerations
 from transformer_lab.callbacks.scalar_layout import ScalarLayout
+from transformer_lab.callbacks.stop_at_target import StopAtTarget, how_fit_ended
 from transformer_lab.callbacks.training_stability import TrainingStability, training_stability
 
 __all__ = [
@@ -26,7 +27,9 @@ __all__ = [
     "SampleGenerations",
     "ScalarLayout",
     "StepProgressBar",
+    "StopAtTarget",
     "TrainingStability",
     "diverged_at_step",
+    "how_fit_ended",
     "training_stability",
 ]

@@ -31,8 +31,11 @@ CELL = 0.22  # inches per token
 MARGINS = (0.55, 0.15, 0.5, 0.45)  # left, right, bottom, top, in inches
 
 
-def token_labels(ids: torch.Tensor) -> list[str]:
-    return [SPECIAL_NAMES.get(int(i), str(int(i))) for i in ids]
+def token_labels(ids: torch.Tensor, label=None) -> list[str]:
+    """Each id as an axis label: ``label(id)`` (the data's codec: the real tokens), or the
+    special's name or the number."""
+    label = label or (lambda i: SPECIAL_NAMES.get(int(i), str(int(i))))
+    return [label(int(i)) for i in ids]
 
 
 def attention_figure_size(num_heads: int, num_queries: int, num_keys: int) -> tuple[float, float]:
@@ -107,6 +110,7 @@ class AttentionMaps(L.Callback):
         pl_module.train(was_training)
         step = trainer.global_step
         folder = Path(trainer.default_root_dir) / "attention" / f"step{step:06d}"
+        codecs = {"source": trainer.datamodule.src_codec, "target": trainer.datamodule.tgt_codec}
         for example in range(src.size(0)):
             tokens = {
                 "source": src[example][src[example] != PAD].cpu(),
@@ -117,8 +121,8 @@ class AttentionMaps(L.Callback):
                 for layer, weights in enumerate(attention[kind]):
                     figure = attention_figure(
                         weights[example, :, :n_q, :n_k].float().cpu(),
-                        token_labels(tokens[queries]),
-                        token_labels(tokens[keys]),
+                        token_labels(tokens[queries], codecs[queries].token),
+                        token_labels(tokens[keys], codecs[keys].token),
                         f"{kind} attention, layer {layer}, example {example}, step {step}",
                     )
                     name = f"{kind}/layer{layer}/example{example}"

@@ -8,6 +8,8 @@ them, wrong ones first when there are any. Tags: ``samples/val``, ``samples/test
 ``samples/test_long``.
 """
 
+from collections.abc import Callable
+
 import lightning as L
 import torch
 
@@ -15,21 +17,35 @@ from transformer_lab.config.validation import check_integer
 from transformer_lab.tokens import EOS, detokenize
 
 END = "⟨end⟩"  # the end of sequence, where it is the first wrong token
+Decode = Callable[[list[int]], str]
 
 
-def _words(ids: list[int]) -> list[str]:
+def _words(ids: list[int], decode: Decode) -> list[str]:
     """Content words up to EOS, then :data:`END` if the sequence has an EOS."""
-    words = detokenize(ids).split()
+    words = _cell(decode(ids)).split()
     return [*words, END] if EOS in ids else words
 
 
-def sample_row(src: list[int], target: list[int], predicted: list[int]) -> tuple[list[str], bool]:
+def _cell(text: str) -> str:
+    """``text`` as a markdown table cell: a ``|`` of the data's own text escaped."""
+    return text.replace("|", "\\|")
+
+
+def sample_row(
+    src: list[int],
+    target: list[int],
+    predicted: list[int],
+    src_text: Decode = detokenize,
+    tgt_text: Decode = detokenize,
+) -> tuple[list[str], bool]:
     """``([source, target, prediction], correct)`` as markdown cells; the prediction's
-    first token that differs from the target is bold (:data:`END` if it stopped early)."""
-    want, got = _words(target), _words(predicted)
-    cells = [detokenize(src), detokenize(target)]
+    first word that differs from the target is bold (:data:`END` if it stopped early).
+    ``src_text``/``tgt_text`` decode ids to text (the data's codecs; for the synthetic
+    tasks numbers, where a word is a token)."""
+    want, got = _words(target, tgt_text), _words(predicted, tgt_text)
+    cells = [_cell(src_text(src)), _cell(tgt_text(target))]
     if want == got:
-        return [*cells, detokenize(predicted)], True
+        return [*cells, _cell(tgt_text(predicted))], True
     wrong = next(
         i for i in range(len(got) + 1) if i == len(got) or i == len(want) or got[i] != want[i]
     )
@@ -72,8 +88,11 @@ class SampleGenerations(L.Callback):
         src, tgt_out = batch["src"], batch["tgt_out"]  # [B, S], [B, T]
         with torch.no_grad():
             predicted = pl_module.model.generate(src.to(pl_module.device), tgt_out.size(1))
+        data = trainer.datamodule
         rows = [
-            sample_row(s.tolist(), t.tolist(), p.tolist())
+            sample_row(
+                s.tolist(), t.tolist(), p.tolist(), data.src_codec.decode, data.tgt_codec.decode
+            )
             for s, t, p in zip(src, tgt_out, predicted[:, 1:].cpu(), strict=True)
         ]
         rows = sorted(rows, key=lambda row: row[1])[: self.num_examples]  # stable: wrong first

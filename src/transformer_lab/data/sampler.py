@@ -75,9 +75,13 @@ class EpochShuffle(DistributedSampler):
     def set_epoch(self, epoch: int) -> None:
         """Ignored: the epoch is this sampler's own count (see the class docstring)."""
 
+    def epoch_order(self, stream: torch.Generator) -> torch.Tensor:
+        """The epoch's order of the whole split ``[N]``, drawn from ``stream``."""
+        return torch.randperm(len(self.dataset), generator=stream)
+
     def __iter__(self) -> Iterator[int]:
         stream = random_stream(self.seed, "shuffle", self.epoch)
-        order = torch.randperm(len(self.dataset), generator=stream)  # [N]
+        order = self.epoch_order(stream)  # [N]
         repeats = -(-self.total_size // len(order))
         padded = order.repeat(repeats)[: self.total_size]  # [num_samples * num_replicas]
         share = padded[self.rank :: self.num_replicas]  # [num_samples]

@@ -61,11 +61,31 @@ def _check_keys(key: str, node: DictConfig, given: dict) -> None:
             raise InvalidSetting(f"{key}.{name}", value, reason, allowed)
 
 
-def build_data_and_model(cfg: DictConfig):
-    """The datamodule and the LightningModule, or ConfigError; the model must have a
-    position for every token of the data's longest sequence."""
-    datamodule = instantiate("data", cfg.data)
-    module = instantiate("model", cfg.model)
+def vocab_sizes(model: DictConfig, datamodule) -> dict[str, int]:
+    """The model's vocabulary sizes the config leaves to the data (``null``): the data's.
+    A size the config gives must hold the data's ids."""
+    sizes = {}
+    for key, needed in (
+        ("src_vocab_size", datamodule.src_vocab_size),
+        ("tgt_vocab_size", datamodule.tgt_vocab_size),
+    ):
+        given = model.get(key)
+        if given is None:
+            sizes[key] = needed
+        elif isinstance(given, int) and given < needed:
+            reason = f"smaller than the data's vocabulary ({needed} ids)"
+            raise InvalidSetting(f"model.{key}", given, reason, f">= {needed}, or null")
+    return sizes
+
+
+def build_data_and_model(cfg: DictConfig, learned: dict | None = None):
+    """The datamodule and the LightningModule, or ConfigError; the model's vocabularies are
+    the data's (:func:`vocab_sizes`), and it must have a position for every token of the
+    data's longest sequence. ``learned``: the data's learnt settings (a tokenizer) to take
+    instead of learning them, from the checkpoint a run resumes
+    (:func:`.resume.learned_settings`)."""
+    datamodule = instantiate("data", cfg.data, **(learned or {}))
+    module = instantiate("model", cfg.model, **vocab_sizes(cfg.model, datamodule))
     if datamodule.missing_positions(module.hparams.max_len):
         longest = datamodule.max_seq_len
         raise InvalidSetting(
@@ -77,11 +97,12 @@ def build_data_and_model(cfg: DictConfig):
     return datamodule, module
 
 
-def build(cfg: DictConfig):
+def build(cfg: DictConfig, learned: dict | None = None):
     """Datamodule, module and a trainer with the config's callbacks and loggers, or
     ConfigError. ``cfg`` is the job's config (:meth:`.RunContext.job_config`), its
-    ``paths.output_dir`` the folder the job writes to."""
-    datamodule, module = build_data_and_model(cfg)
+    ``paths.output_dir`` the folder the job writes to; ``learned`` as for
+    :func:`build_data_and_model`."""
+    datamodule, module = build_data_and_model(cfg, learned)
     callbacks = [
         instantiate(f"callbacks.{key}", node)
         for key, node in (cfg.get("callbacks") or {}).items()

@@ -5,9 +5,10 @@ LightningModule, the schedule and the datamodule raise InvalidSetting), so the c
 the datamodule and the LightningModule, on the meta device: no weights are allocated and no
 data is generated (the datamodule generates its splits in ``setup``). What belongs to the
 run rather than to a part it builds is checked here: the seed, the trainer's step budget,
-validation interval and clipping, ``target_seq_acc``, ``optimized_metric``, DDP in a local
-multirun, and the checkpoint to resume from. The Trainer, loggers and callbacks are not
-built: they need the run folder, which does not exist yet.
+validation interval and clipping, ``target_seq_acc``, ``stop_at_seq_acc``,
+``optimized_metric``, DDP in a local multirun, a logger whose package is missing, and the
+checkpoint to resume from. The Trainer, loggers and callbacks are not built: they need the
+run folder, which does not exist yet.
 
 The sweep's :class:`~transformer_lab.sweep.checks.ConfigCheck` calls :func:`check_config`
 before Hydra makes any folder, for a run or for every job of a sweep;
@@ -15,6 +16,7 @@ before Hydra makes any folder, for a run or for every job of a sweep;
 the same way.
 """
 
+import importlib.util
 import sys
 from typing import NoReturn
 
@@ -32,6 +34,9 @@ from transformer_lab.config.validation import (
 from transformer_lab.job.build import build_data_and_model
 from transformer_lab.job.resume import resolve_checkpoint
 from transformer_lab.training.metric_names import check_optimized_metric
+from transformer_lab.training.text_metrics import NAMES
+
+TEXT_METRICS = tuple(f"/{name}" for name in NAMES)
 
 
 def check_launcher(cfg: DictConfig, hydra_cfg: DictConfig) -> None:
@@ -64,17 +69,38 @@ def _check_trainer(trainer: DictConfig) -> None:
         check_number("trainer.gradient_clip_val", trainer.gradient_clip_val, minimum=0)
 
 
+# a logger's target -> (the module it needs, the extra of pyproject.toml that installs it)
+OPTIONAL_LOGGERS = {"lightning.pytorch.loggers.MLFlowLogger": ("mlflow", "mlflow")}
+
+
+def _check_loggers(loggers: DictConfig | None) -> None:
+    """A logger whose package is not installed (an optional extra) is refused up front,
+    before Lightning's ModuleNotFoundError at the build, after the run folder."""
+    for key, node in (loggers or {}).items():
+        module, extra = OPTIONAL_LOGGERS.get(node.get("_target_"), (None, None))
+        if module and importlib.util.find_spec(module) is None:
+            raise InvalidSetting(
+                f"logger.{key}",
+                node._target_,
+                f"needs the {module} package, not installed",
+                f"pip install 'transformer_lab[{extra}]', or another logger",
+            )
+
+
 def check_run_settings(cfg: DictConfig, hydra_cfg: DictConfig) -> None:
     """The settings that belong to the run rather than to a part it builds."""
     check_integer("seed", cfg.seed, min_seed_value, max_seed_value)  # seed_everything's range
     _check_trainer(cfg.trainer)
     check_number("target_seq_acc", cfg.target_seq_acc, above=0, maximum=1)
+    if cfg.get("stop_at_seq_acc") is not None:  # null: no stop at a target
+        check_number("stop_at_seq_acc", cfg.stop_at_seq_acc, above=0, maximum=1)
     direction = hydra_cfg.sweeper.get("direction") if hydra_cfg.mode == RunMode.MULTIRUN else None
     try:  # an optimizing sweeper's direction (optuna's is an enum) must suit the metric
         check_optimized_metric(cfg.optimized_metric, getattr(direction, "name", direction))
     except ValueError as error:
         raise ConfigError(str(error)) from None
     check_launcher(cfg, hydra_cfg)
+    _check_loggers(cfg.get("logger"))
     resolve_checkpoint(cfg)  # CheckpointNotFound, a ConfigError, names ckpt_path
 
 
@@ -83,7 +109,14 @@ def check_config(cfg: DictConfig, hydra_cfg: DictConfig) -> None:
     start a run, or a ConfigError names the first setting that cannot."""
     check_run_settings(cfg, hydra_cfg)
     with torch.device("meta"):  # what the constructors check, without the weights
-        build_data_and_model(cfg)
+        datamodule, _ = build_data_and_model(cfg)
+    if cfg.optimized_metric.endswith(TEXT_METRICS) and not datamodule.reports_text:
+        raise InvalidSetting(
+            "optimized_metric",
+            cfg.optimized_metric,
+            "BLEU and chrF score reference texts, which only data=pairs has",
+            "<val|test|test_long>/<loss|ppl|token_acc|seq_acc> or val/seq_acc_best",
+        )
 
 
 def refuse(error: ConfigError, job: str | None = None) -> NoReturn:

@@ -20,6 +20,8 @@ import signal
 import warnings
 from pathlib import Path
 
+import hydra
+import torch
 from omegaconf import DictConfig, OmegaConf
 
 from transformer_lab.callbacks import Interrupted
@@ -41,11 +43,16 @@ class RunFinished(Exception):
     def __init__(self, run: Path, metrics: dict):
         self.run, self.metrics = run, metrics
         step = metrics["global_step"]
+        further = quote_for_hydra(str(last_checkpoint(run).resolve()))
         if metrics.get("diverged"):
             message = f"run {run} diverged at step {metrics['diverged_at_step']} (metrics.json)"
             message += "; nothing to resume"
+        elif metrics.get("stopped_early"):
+            message = (
+                f"run {run} stopped at step {step}: {metrics['stop_reason']} (metrics.json); "
+                f"nothing to resume. To train further: ckpt_path={further} stop_at_seq_acc=null"
+            )
         else:
-            further = quote_for_hydra(str(last_checkpoint(run).resolve()))
             message = (
                 f"run {run} already finished at step {step} (metrics.json); nothing to "
                 f"resume. To train further: ckpt_path={further} trainer.max_steps=<more "
@@ -54,10 +61,16 @@ class RunFinished(Exception):
         super().__init__(message)
 
 
-def check_unfinished(run: Path, max_steps: int) -> None:
-    """Raise :class:`RunFinished` if ``run`` diverged, or ended at ``max_steps`` or later."""
+def check_unfinished(run: Path, max_steps: int, stops_at_target: bool = True) -> None:
+    """Raise :class:`RunFinished` if ``run`` diverged, ended at ``max_steps`` or later, or
+    stopped early at its ``val/seq_acc`` target while the config would stop it there again
+    (``stops_at_target``: it resumes with its count of validations at the target)."""
     metrics = recorded_metrics(run)
-    if metrics is not None and (metrics.get("diverged") or max_steps <= metrics["global_step"]):
+    if metrics is None:
+        return
+    at_target = metrics.get("stopped_early") and not metrics.get("diverged")
+    ended = metrics.get("diverged") or max_steps <= metrics["global_step"]
+    if ended or (at_target and stops_at_target):
         raise RunFinished(run, metrics)
 
 
@@ -100,6 +113,19 @@ def resolve_checkpoint(cfg: DictConfig) -> Path | None:
             f"file, 'last', or null"
         )
     return path
+
+
+def learned_settings(cfg: DictConfig, checkpoint: Path | None) -> dict:
+    """What the data of the run being resumed learnt from its files (``data=pairs``: the
+    tokenizers), from the checkpoint: a resumed run reads its data with the tokenizer its
+    weights were trained with, whatever the files say now. Empty for a fresh start and for
+    data that learns nothing."""
+    names = getattr(hydra.utils.get_class(cfg.data._target_), "learned_settings", ())
+    if checkpoint is None or not names:
+        return {}
+    checkpoint = torch.load(checkpoint, map_location="cpu", weights_only=True)
+    saved = checkpoint.get("datamodule_hyper_parameters", {})
+    return {name: saved[name] for name in names if saved.get(name) is not None}
 
 
 def _log_handlers_in(folder: Path) -> list[logging.FileHandler]:

@@ -19,7 +19,12 @@ from omegaconf import DictConfig, OmegaConf
 from rich.console import Console
 from rich.table import Table
 
-from transformer_lab.callbacks import Interrupted, diverged_at_step, training_stability
+from transformer_lab.callbacks import (
+    Interrupted,
+    diverged_at_step,
+    how_fit_ended,
+    training_stability,
+)
 from transformer_lab.job.build import build
 from transformer_lab.job.checks import check_config
 from transformer_lab.job.context import RunContext
@@ -28,6 +33,7 @@ from transformer_lab.job.resume import (
     check_unfinished,
     continue_in,
     discard_start,
+    learned_settings,
     quiet_resume_warnings,
     record_stop,
     resolve_checkpoint,
@@ -37,7 +43,7 @@ from transformer_lab.runs.hparams import differing_keys, metric_names, run_hpara
 from transformer_lab.runs.layout import run_folder_of, stop_record
 from transformer_lab.runs.learning_curve import CURVE_TAG, curve_metrics, read_scalars
 from transformer_lab.runs.order import natural_key
-from transformer_lab.tokens import detokenize
+from transformer_lab.training import text_metrics
 
 log = logging.getLogger(__name__)
 
@@ -57,8 +63,9 @@ def summarize(module, datamodule, metrics: dict[str, float], n_samples: int) -> 
     samples = Table(title="sample generations (test split)")
     for column in ("source", "target", "prediction"):
         samples.add_column(column)
+    source, target = datamodule.src_codec.decode, datamodule.tgt_codec.decode
     for src, tgt, pred in zip(batch["src"], batch["tgt_out"], predicted[:, 1:], strict=True):
-        samples.add_row(*(detokenize(t.tolist()) for t in (src, tgt, pred)))
+        samples.add_row(source(src.tolist()), target(tgt.tolist()), target(pred.tolist()))
     console.print(samples)
 
 
@@ -70,7 +77,8 @@ def resume_point(cfg: DictConfig, context: RunContext) -> tuple[str | None, RunC
     resumed_run = checkpoint and run_folder_of(checkpoint)
     if not resumed_run:
         return checkpoint, context
-    check_unfinished(resumed_run, cfg.trainer.max_steps)
+    stops_at_target = OmegaConf.select(cfg, "callbacks.stop_at_target.target") is not None
+    check_unfinished(resumed_run, cfg.trainer.max_steps, stops_at_target)
     log.info("resuming %s from %s", resumed_run, checkpoint)
     quiet_resume_warnings()
     return checkpoint, context.resumed_in(resumed_run)
@@ -126,6 +134,9 @@ def record_run(
     record |= {"global_step": trainer.global_step, "train_seconds": round(train_seconds, 1)}
     record["torch_threads"] = torch.get_num_threads()  # pinned in a parallel sweep
     record |= {"diverged": diverged_at is not None, "diverged_at_step": diverged_at}
+    if any(key.endswith("/bleu") for key in record):  # what makes the scores comparable
+        record["sacrebleu"] = text_metrics.signatures()
+    record |= how_fit_ended(trainer, diverged_at)
     (output_dir / "metrics.json").write_text(json.dumps(record, indent=2) + "\n")
     run = {"run/diverged": metrics["diverged"], "run/train_seconds": train_seconds}
     params, overridden = run_hparams(cfg, context.overrides)
@@ -150,9 +161,11 @@ def train(cfg: DictConfig, context: RunContext | None = None) -> dict[str, float
         return finished.metrics
     cfg = context.job_config(cfg)
     L.seed_everything(cfg.seed, workers=True)
-    datamodule, module, trainer = build(cfg)
+    datamodule, module, trainer = build(cfg, learned_settings(cfg, checkpoint))
     if trainer.is_global_zero:
         open_run_folder(cfg, trainer, context, started)
+        for path in datamodule.save_tokenizers(context.output_dir):
+            log.info("tokenizer: %s", path.resolve())
 
     start = time.perf_counter()
     try:

@@ -173,9 +173,8 @@ class Seq2SeqTransformer(nn.Module):
         """``src [B, S]`` -> memory ``[B, S, D]`` (and the per-layer encoder weights)."""
         positions = self._positions(0, src.size(1), "the source", src.device)
         padding = masks.key_padding(src)  # [B, 1, 1, S]
-        if not bool(padding.any(-1).all()):
-            rows = (~padding.any(-1)).flatten().nonzero().flatten().tolist()
-            raise ValueError(f"source rows {rows} are all padding (PAD={PAD}); nothing to attend")
+        if not torch.compiler.is_compiling():  # compiled, the batch's entry point checks
+            check_source(src)
         mask = masks.with_bias(padding, self.src_pos.bias(positions, positions))
         rotation = self.src_pos.rotation(positions)
         x = self._embed(self.src_embed, self.src_pos, src, positions)
@@ -266,6 +265,20 @@ class Seq2SeqTransformer(nn.Module):
         beam search live beside it in :mod:`.decoding`.
         """
         return decoding.greedy(self, src, max_new_tokens, use_cache)
+
+
+def check_source(src: torch.Tensor) -> None:
+    """A ValueError naming the rows of ``src [B, S]`` that hold nothing but PAD: their
+    attention would have no key, and softmax over no key is NaN.
+
+    The check reads the data (``bool()`` of a tensor), which splits a ``torch.compile``
+    graph in two; so :meth:`Seq2SeqTransformer.encode` skips it while compiling and the
+    compiled model's caller checks its batch first (``Seq2SeqLitModule`` for every batch,
+    on the CPU before it moves to the device)."""
+    real = src != PAD  # [B, S]
+    if not bool(real.any(-1).all()):
+        rows = (~real.any(-1)).nonzero().flatten().tolist()
+        raise ValueError(f"source rows {rows} are all padding (PAD={PAD}); nothing to attend")
 
 
 def _stack(

@@ -12,6 +12,7 @@ from pathlib import Path
 from transformer_lab.callbacks.norm_comparison import grad_norm_by_layer_figure
 from transformer_lab.callbacks.plotting import new_figure, save_png
 from transformer_lab.report.lengths import accuracy_by_length_figure
+from transformer_lab.report.study import study_figures
 from transformer_lab.report.sweep import Sweep, group_runs
 
 Figure = Callable[[Sweep, Path], list[tuple[str, str]]]
@@ -99,4 +100,9 @@ def grad_norm_by_layer(sweep: Sweep, folder: Path) -> list[tuple[str, str]]:
     return written
 
 
-FIGURES: list[Figure] = [val_loss_curves, accuracy_by_length_figure, grad_norm_by_layer]
+FIGURES: list[Figure] = [
+    val_loss_curves,
+    accuracy_by_length_figure,
+    grad_norm_by_layer,
+    study_figures,
+]

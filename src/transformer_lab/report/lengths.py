@@ -10,6 +10,8 @@ diverge, as in the final-metrics table.
 import statistics
 from pathlib import Path
 
+from omegaconf import OmegaConf
+
 from transformer_lab.callbacks.length_series import SPLITS, length_series
 from transformer_lab.callbacks.plotting import new_figure, save_png
 from transformer_lab.report.sweep import Sweep
@@ -51,8 +53,14 @@ def drawn_splits(sweep: Sweep, curves: dict[tuple[str, ...], dict[int, float]]) 
 
 
 def longest_trained(sweep: Sweep) -> int | None:
-    """The longest training source (``data.max_len``) if every finished run shares it."""
-    lengths = {r.config.data.max_len for r in sweep.finished if r.config is not None}
+    """The longest training source (``data.max_len``) if every finished run shares it; only
+    a synthetic task's (``data.task``) counts the source's words: the research tasks count
+    digits or pairs, and pairs from files have none."""
+    lengths = {
+        r.config.data.max_len if OmegaConf.select(r.config, "data.task") else None
+        for r in sweep.finished
+        if r.config is not None
+    }
     return lengths.pop() if len(lengths) == 1 else None
 
 

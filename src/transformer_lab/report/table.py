@@ -19,14 +19,25 @@ from transformer_lab.runs import learning_curve
 from transformer_lab.runs.reader import Run
 from transformer_lab.training.metric_names import STABILITY_METRICS
 
-TABLE_METRICS = ("val/loss", "val/seq_acc", "val/seq_acc_auc", "test/seq_acc", "test_long/seq_acc")
+TABLE_METRICS = (
+    "val/loss",
+    "val/seq_acc",
+    "val/seq_acc_auc",
+    "test/seq_acc",
+    "test_long/seq_acc",
+    "test/bleu",  # data=pairs: sacrebleu's 0-100 scale
+    "test/chrf",
+)
 EMPTY = "—"
 
 
 def metric_format(metric: str) -> str:
-    """How a value of ``metric`` is written: fractions to 3 places, losses to 4."""
+    """How a value of ``metric`` is written: fractions to 3 places, losses to 4, BLEU and
+    chrF (0-100) to 1."""
     if metric.endswith(("acc", "auc", "fraction")):
         return ".3f"
+    if metric.endswith(("bleu", "chrf")):
+        return ".1f"
     if metric.endswith("loss"):
         return ".4f"
     return ".3g"

@@ -71,6 +71,7 @@ METRICS = (  # TensorBoard ticks the first five: the final loss and what does no
     "run/train_seconds",
 )
 LONG_METRICS = ("test_long/seq_acc",)  # listed when the data has a test_long split
+TEXT_METRICS = ("val/bleu", "val/chrf", "test/bleu", "test/chrf")  # data read by a tokenizer
 
 Value = int | float | str | bool
 
@@ -139,7 +140,8 @@ def differing_keys(swept: frozenset[str] | None, overridden: set[str]) -> set[st
 
 def metric_names(cfg: DictConfig) -> tuple[str, ...]:
     has_long = OmegaConf.select(cfg, "data.test_long_size", default=0)
-    return METRICS + LONG_METRICS if has_long else METRICS
+    has_text = OmegaConf.select(cfg, "data.tokenizer", default=None) is not None
+    return METRICS + LONG_METRICS * bool(has_long) + TEXT_METRICS * has_text
 
 
 def mark_differs(experiment: Summary, keys: set[str]) -> Summary:

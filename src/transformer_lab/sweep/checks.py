@@ -6,7 +6,8 @@ Hydra calls ``on_run_start`` before ``run_job`` makes the run folder, and
 nothing behind (:func:`transformer_lab.job.checks.check_config` says what is checked). An
 optimizing sweeper's search space is checked too: no job's config shows it. So are the
 experiment's hypotheses (:mod:`transformer_lab.sweep.hypotheses`): their format in a run,
-and in a sweep that they compare what its jobs run.
+and in a sweep that they compare what its jobs run; and the launcher, which must be the one
+each job's config composes (:mod:`.launchers`).
 """
 
 from hydra.experimental.callback import Callback
@@ -17,6 +18,7 @@ from transformer_lab.config.validation import ConfigError
 from transformer_lab.job.checks import check_config, refuse
 from transformer_lab.runs.reader import overrides_of
 from transformer_lab.sweep.hypotheses import check_sweep_start, parse_hypotheses
+from transformer_lab.sweep.launchers import check_launcher_applies
 from transformer_lab.sweep.search_space import check_warmup_range
 
 
@@ -37,6 +39,7 @@ class ConfigCheck(Callback):
         configs = []
         for job, job_config, hydra_cfg in job_configs(config):
             try:
+                check_launcher_applies(config.hydra, hydra_cfg)
                 check_config(job_config, hydra_cfg)
             except ConfigError as error:
                 refuse(error, job)

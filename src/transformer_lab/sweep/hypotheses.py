@@ -37,8 +37,11 @@ from transformer_lab.runs.order import natural_key
 from transformer_lab.training.metric_names import (
     CURVE_METRICS,
     METRIC_CHOICES,
+    ORACLE_METRICS,
     STABILITY_METRICS,
     STAGE_METRICS,
+    TEST_STAGES,
+    TEXT_METRICS,
     is_metric,
 )
 
@@ -220,12 +223,17 @@ def check_reported(hypotheses: list[Hypothesis], reported: set[str], by: str) ->
 
 def reported_by(cfg: DictConfig) -> set[str]:
     """The metrics a job of config ``cfg`` reports once it trains: those of val and test,
-    test_long's with that split, what the val/seq_acc curve says, and the training's
+    test_long's with that split (the test stages' at the oracle length too), BLEU and chrF
+    for data read by a tokenizer, what the val/seq_acc curve says, and the training's
     stability with its callback on."""
     stages = ["val", "test"]
     if OmegaConf.select(cfg, "data.test_long_size", default=0):
         stages.append("test_long")
-    names = {f"{stage}/{metric}" for stage in stages for metric in STAGE_METRICS}
+    metrics = list(STAGE_METRICS)
+    if OmegaConf.select(cfg, "data.tokenizer", default=None) is not None:
+        metrics += TEXT_METRICS
+    names = {f"{stage}/{metric}" for stage in stages for metric in metrics}
+    names |= {f"{s}/{m}" for s in stages if s in TEST_STAGES for m in ORACLE_METRICS}
     names |= set(CURVE_METRICS)
     if OmegaConf.select(cfg, "callbacks.training_stability", default=None) is not None:
         names |= set(STABILITY_METRICS)

@@ -11,6 +11,9 @@ name, or a sweeper's direction that does not suit it, is an error before anythin
 from transformer_lab.training.metric_names import higher_is_better
 
 WORST_LOSS = 1e9  # loss and ppl: finite, and worse than any run that trained at all
+# a job the sweep stopped (Ctrl-C) measured nothing: the Optuna plugin records its trial as
+# failed, not scored, so a continued study runs it again (sweep/study.py)
+STOPPED = float("nan")
 
 
 def worst_value(name: str) -> float:

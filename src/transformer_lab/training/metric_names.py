@@ -5,6 +5,10 @@ and what a hypothesis may compare (:mod:`transformer_lab.sweep.hypotheses`).
 
 STAGES = ("val", "test", "test_long")  # test_long: with a data.test_long_size split
 STAGE_METRICS = ("loss", "ppl", "token_acc", "seq_acc")  # of each stage (module.py)
+TEXT_METRICS = ("bleu", "chrf")  # of each stage too, for data read by a tokenizer (0-100)
+TEST_STAGES = ("test", "test_long")
+# of the test stages only: greedy decoding forced to the target's length (training/metrics.py)
+ORACLE_METRICS = ("oracle_seq_acc", "oracle_token_acc")
 CURVE_METRICS = ("val/seq_acc_best", "val/seq_acc_auc")  # runs/learning_curve.py
 STABILITY_METRICS = (  # callbacks/training_stability.py: fewer, smaller is better
     "train/clip_fraction",
@@ -12,10 +16,13 @@ STABILITY_METRICS = (  # callbacks/training_stability.py: fewer, smaller is bett
     "train/loss_spikes",
 )
 METRIC_NAMES = frozenset(
-    [f"{s}/{m}" for s in STAGES for m in STAGE_METRICS] + [*CURVE_METRICS, *STABILITY_METRICS]
+    [f"{s}/{m}" for s in STAGES for m in (*STAGE_METRICS, *TEXT_METRICS)]
+    + [f"{s}/{m}" for s in TEST_STAGES for m in ORACLE_METRICS]
+    + [*CURVE_METRICS, *STABILITY_METRICS]
 )
 METRIC_CHOICES = (
-    "<val|test|test_long>/<loss|ppl|token_acc|seq_acc>, val/seq_acc_best, val/seq_acc_auc, "
+    "<val|test|test_long>/<loss|ppl|token_acc|seq_acc|bleu|chrf>, "
+    "<test|test_long>/<oracle_seq_acc|oracle_token_acc>, val/seq_acc_best, val/seq_acc_auc, "
     "train/clip_fraction, train/grad_norm_max or train/loss_spikes"
 )
 LOWER_IS_BETTER = ("loss", "ppl", *(name.split("/")[1] for name in STABILITY_METRICS))

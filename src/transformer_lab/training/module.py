@@ -6,32 +6,57 @@ and a checkpoint alone rebuilds the model.
 """
 
 from collections.abc import Sequence
+from typing import ClassVar
 
 import lightning as L
 import torch
 import torch.nn.functional as F
+from lightning.pytorch.plugins.precision import MixedPrecision
 from torch import nn
 
 from transformer_lab.config.validation import InvalidSetting, check_flag, check_number
 from transformer_lab.model import Seq2SeqTransformer
 from transformer_lab.model.decoding import beam_search, greedy_to_length
+from transformer_lab.model.transformer import check_source
 from transformer_lab.tokens import FIRST_CONTENT, PAD
 from transformer_lab.training.final_step import is_final_step
 from transformer_lab.training.loss import token_nll
 from transformer_lab.training.metrics import StageMetrics
 from transformer_lab.training.schedules import lr_multiplier
+from transformer_lab.training.text_metrics import TextMetrics
+
+FUSED_DEVICES = ("cpu", "cuda")  # where torch (>= 2.4) has fused AdamW kernels and the lab runs
 
 
 def adamw(
-    module: nn.Module, lr: float, betas: tuple[float, float], weight_decay: float
+    module: nn.Module,
+    lr: float,
+    betas: tuple[float, float],
+    weight_decay: float,
+    fused: bool = False,
 ) -> torch.optim.AdamW:
-    """AdamW with weight decay on matrices only, not on biases or norms' gains."""
+    """AdamW with weight decay on matrices only, not on biases or norms' gains. ``fused``:
+    one kernel updates every tensor of a group, instead of a Python loop over them (on a
+    CPU, torch's default for AdamW)."""
     params = [p for p in module.parameters() if p.requires_grad]
     groups = [
         {"params": [p for p in params if p.dim() >= 2], "weight_decay": weight_decay},
         {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0},
     ]
-    return torch.optim.AdamW(groups, lr=lr, betas=tuple(betas))
+    # not fused: None, torch's own choice (a loop on a CPU, the foreach kernels on a GPU)
+    return torch.optim.AdamW(groups, lr=lr, betas=tuple(betas), fused=fused or None)
+
+
+def fused_adamw_fits(device: torch.device, trainer: L.Trainer | None) -> bool:
+    """Whether AdamW may run fused here: on a device with the kernels, and not where
+    Lightning clips gradients under mixed precision, which it refuses for a fused optimizer
+    (it expects one to unscale gradients itself). ``trainer`` None: driven by hand, fp32."""
+    if device.type not in FUSED_DEVICES:
+        return False
+    if trainer is None:
+        return True
+    mixed = isinstance(trainer.precision_plugin, MixedPrecision)
+    return not (mixed and trainer.gradient_clip_val)
 
 
 def _check_training_settings(lr, betas, weight_decay, label_smoothing, compile) -> None:
@@ -54,15 +79,25 @@ class Seq2SeqLitModule(L.LightningModule):
     ``val`` and ``test`` report ``loss`` (token NLL without label smoothing), ``ppl``,
     ``token_acc`` (teacher-forced argmax, non-PAD labels), ``seq_acc`` (greedy generation
     matches the whole target up to and including EOS) and ``seq_acc_by_len/<n>`` (the same
-    over the sources of ``n`` words). A second test loader is reported under ``test_long/``.
-    The test stages also decode greedily at the oracle length (:func:`greedy_to_length`):
-    ``oracle_seq_acc``, ``oracle_token_acc`` and ``oracle_token_acc_by_pos/<i>``
-    (:mod:`~transformer_lab.training.metrics`). ``beam_size`` > 1 (set by
-    :mod:`transformer_lab.evaluate`, not a hyper-parameter) makes ``seq_acc`` score beam
-    search instead of greedy decoding; the oracle stays greedy.
+    over the sources of ``n`` words), and for data with reference texts ``bleu`` and ``chrf``
+    of the decoded outputs (:mod:`.text_metrics`). A second test loader is reported under
+    ``test_long/``. The test stages also decode greedily at the oracle length
+    (:func:`greedy_to_length`): ``oracle_seq_acc``, ``oracle_token_acc`` and
+    ``oracle_token_acc_by_pos/<i>`` (:mod:`~transformer_lab.training.metrics`). ``beam_size``
+    > 1 (set by :mod:`transformer_lab.evaluate`, not a hyper-parameter) makes ``seq_acc``
+    score beam search instead of greedy decoding; the oracle stays greedy.
     """
 
     EVAL_STAGES = ("val", "test", "test_long")
+    # Settings added after checkpoints were first written, each with the value that builds
+    # what a checkpoint without it was trained as (None: the stacks share model.norm and
+    # model.pos_encoding), for loading such a checkpoint (evaluate.py).
+    ADDED_SETTINGS: ClassVar[dict[str, str | None]] = {
+        "encoder_norm": None,
+        "decoder_norm": None,
+        "encoder_pos_encoding": None,
+        "decoder_pos_encoding": None,
+    }
 
     def __init__(
         self,
@@ -129,6 +164,8 @@ class Seq2SeqLitModule(L.LightningModule):
             self.example_input_array = (torch.full((1, 4), FIRST_CONTENT),) * 2  # src, tgt_in
         # a source holds at most max_len - 1 words (and EOS)
         self.metrics = nn.ModuleDict({stage: StageMetrics(max_len) for stage in self.EVAL_STAGES})
+        # BLEU and chrF, for data with reference texts (data=pairs)
+        self.text_metrics = {stage: TextMetrics() for stage in self.EVAL_STAGES}
         self.beam_size, self.length_penalty = 1, 0.0  # how seq_acc decodes
         self.validated_at_step = -1  # the global step of the latest real validation
 
@@ -139,6 +176,13 @@ class Seq2SeqLitModule(L.LightningModule):
             checkpoint["cuda_rng_state"] = torch.cuda.get_rng_state_all()
 
     def on_load_checkpoint(self, checkpoint: dict) -> None:
+        # torch restores each group's saved ``fused``; this run's device and precision decide
+        # (a checkpoint of a fused CPU run resumed under bf16-mixed on a GPU, or one from
+        # before fusing)
+        fused = self._fused_optimizer() or None
+        for state in checkpoint.get("optimizer_states", []):
+            for group in state["param_groups"]:
+                group["fused"] = fused
         if "rng_state" in checkpoint:
             torch.set_rng_state(checkpoint["rng_state"])
         if "cuda_rng_state" in checkpoint and torch.cuda.is_available():
@@ -146,6 +190,15 @@ class Seq2SeqLitModule(L.LightningModule):
 
     def forward(self, src: torch.Tensor, tgt_in: torch.Tensor) -> torch.Tensor:
         return self.model(src, tgt_in)
+
+    def on_before_batch_transfer(self, batch: dict, dataloader_idx: int) -> dict:
+        """Refuse a source row of nothing but PAD here, where the batch enters, still on
+        the CPU: a compiled network skips its own check (:func:`check_source`), which would
+        split its graph. The model summary's example input, a tuple of content tokens,
+        passes through here too."""
+        if isinstance(batch, dict):
+            check_source(batch["src"])
+        return batch
 
     # -- training --------------------------------------------------------------------------
 
@@ -178,10 +231,20 @@ class Seq2SeqLitModule(L.LightningModule):
             return True
         return every > 0 and (self.global_step + 1) % every == 0
 
+    def _fused_optimizer(self) -> bool:
+        """:func:`fused_adamw_fits` for this module's device and trainer (none when driven
+        by hand): about 6% off the main job's CPU step, the same updates to float rounding."""
+        try:
+            trainer = self.trainer
+        except RuntimeError:  # not attached to a Trainer
+            return fused_adamw_fits(self.device, None)
+        return fused_adamw_fits(trainer.strategy.root_device, trainer)
+
     def configure_optimizers(self):
-        """:func:`adamw` with the configured learning rate, stepped by the schedule."""
+        """:func:`adamw` with the configured learning rate, stepped by the schedule; fused
+        where it fits (:meth:`_fused_optimizer`)."""
         hp = self.hparams
-        optimizer = adamw(self, hp.lr, hp.betas, hp.weight_decay)
+        optimizer = adamw(self, hp.lr, hp.betas, hp.weight_decay, self._fused_optimizer())
         multiplier = lr_multiplier(self.hparams.schedule, self.hparams.warmup_steps)
         scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, multiplier)
         return {
@@ -216,10 +279,18 @@ class Seq2SeqLitModule(L.LightningModule):
             (predicted == tgt_out).all(dim=1),
             oracle,
         )
+        if "row" in batch:  # the split's examples have reference texts: BLEU and chrF
+            datamodule = self.trainer.datamodule
+            references = datamodule.references(stage, batch["row"].tolist())
+            hypotheses = [datamodule.tgt_codec.decode(row) for row in predicted.tolist()]
+            self.text_metrics[stage].update(hypotheses, references)
 
     def _log_stage(self, stage: str) -> dict[str, float]:
         values = self.metrics[stage].compute()  # summed over DDP ranks by torchmetrics
         self.metrics[stage].reset()
+        if len(self.text_metrics[stage]):
+            values |= self.text_metrics[stage].compute()  # gathered over DDP ranks
+            self.text_metrics[stage].reset()
         for name, value in values.items():
             self.log(f"{stage}/{name}", value, sync_dist=False)
         return values

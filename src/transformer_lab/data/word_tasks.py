@@ -1,0 +1,254 @@
+"""The research tasks as datamodules: addition, multi-query associative recall and SCAN.
+
+Their examples are lists of words (:mod:`.addition`, :mod:`.recall`, :mod:`.scan`) whose
+sources and targets differ in length, and for recall and SCAN in vocabulary; each task's
+:class:`~.codec.WordCodec`\\ s give the ids, :func:`.examples.padded` the tensors, and
+:class:`~.serving.SplitsDataModule` serves them like the synthetic tasks'.
+
+Addition and recall are drawn like the synthetic tasks: distinct sources, held out in
+layers (train, then val excluding train, then test excluding both, each from its own
+random stream of ``seed``), lengths ``min_len..max_len`` and an optional ``test_long``
+split of lengths ``max_len + 1..test_long_max_len``. SCAN's 20,910 commands are a fixed
+set, cut by its ``simple`` or ``length`` split. Nothing is generated before ``setup``.
+"""
+
+from collections.abc import Callable
+from random import Random
+
+from lightning.fabric.utilities.data import AttributeDict
+
+from transformer_lab.config.validation import (
+    InvalidSetting,
+    check_choice,
+    check_flag,
+    check_integer,
+)
+from transformer_lab.data import addition, recall, scan
+from transformer_lab.data.codec import WordCodec
+from transformer_lab.data.examples import Example, padded
+from transformer_lab.data.serving import SplitsDataModule
+from transformer_lab.data.split import Split
+from transformer_lab.data.split_settings import DRAW_ORDER, check_room, check_split_settings
+from transformer_lab.data.streams import python_random
+
+
+class WordTaskDataModule(SplitsDataModule):
+    """A task whose examples are words: subclasses give the examples of each split."""
+
+    def examples(self) -> dict[str, list[Example]]:
+        raise NotImplementedError
+
+    def setup(self, stage: str | None = None) -> None:
+        """Make and encode every split once; later calls are no-ops."""
+        if self._splits is not None:
+            return
+        self._splits = {
+            name: Split(
+                name,
+                *padded(
+                    [self.src_codec.encode_words(source) for source, _ in examples],
+                    [self.tgt_codec.encode_words(target) for _, target in examples],
+                ),
+            )
+            for name, examples in self.examples().items()
+        }
+
+
+def draw_distinct(
+    count: int, draw: Callable[[Random], Example], rng: Random, taken: set[tuple[str, ...]]
+) -> list[Example]:
+    """``count`` examples of distinct sources, none of them in ``taken`` (which gains them).
+    The room is checked beforehand (:func:`.split_settings.check_room`), so this ends."""
+    examples = []
+    while len(examples) < count:
+        source, target = draw(rng)
+        if tuple(source) not in taken:
+            taken.add(tuple(source))
+            examples.append((source, target))
+    return examples
+
+
+class DrawnTaskDataModule(WordTaskDataModule):
+    """Held-out splits of random examples of lengths ``min_len..max_len``, and the optional
+    ``test_long``: subclasses say how to draw one example and how many sources there are."""
+
+    name: str  # the task, naming its random streams
+    evaluation_settings = ("test_size", "test_long_size", "test_long_max_len")
+
+    def draw(self, rng: Random, min_len: int, max_len: int) -> Example:
+        raise NotImplementedError
+
+    @property
+    def test_split_names(self) -> list[str]:
+        return ["test", "test_long"] if self.hparams.test_long_size > 0 else ["test"]
+
+    @property
+    def longest_length(self) -> int:
+        """The longest length of any split, in the task's own unit."""
+        hp = self.hparams
+        return hp.test_long_max_len if hp.test_long_size > 0 else hp.max_len
+
+    def examples(self) -> dict[str, list[Example]]:
+        hp, taken, examples = self.hparams, set(), {}
+        for split in DRAW_ORDER:
+
+            def draw(rng: Random) -> Example:
+                return self.draw(rng, hp.min_len, hp.max_len)
+
+            rng = python_random(hp.seed, self.name, split)
+            examples[split] = draw_distinct(hp[f"{split}_size"], draw, rng, taken)
+        if hp.test_long_size > 0:
+
+            def draw_long(rng: Random) -> Example:
+                return self.draw(rng, hp.max_len + 1, hp.test_long_max_len)
+
+            rng = python_random(hp.seed, self.name, "test_long")
+            examples["test_long"] = draw_distinct(hp.test_long_size, draw_long, rng, set())
+        return examples
+
+
+class AdditionDataModule(DrawnTaskDataModule):
+    """Two numbers to their sum, digit by digit (:mod:`.addition`). Lengths are digits per
+    operand: train/val/test ``min_len..max_len``, ``test_long`` past them."""
+
+    name = "addition"
+
+    def __init__(
+        self,
+        min_len: int = 1,
+        max_len: int = 5,
+        reversed_digits: bool = True,
+        train_size: int = 20000,
+        val_size: int = 500,
+        test_size: int = 500,
+        test_long_size: int = 0,
+        test_long_max_len: int = 0,
+        batch_size: int = 64,
+        seed: int = 0,
+        num_workers: int = 0,
+    ):
+        super().__init__()
+        self.save_hyperparameters(logger=False)
+        check_split_settings(self.hparams)
+        check_flag("reversed_digits", reversed_digits)
+        check_room(
+            self.hparams,
+            addition.num_sources,
+            lambda low, high: f"operands of {low}..{high} digits",
+            "max_len",
+        )
+        self.src_codec = self.tgt_codec = WordCodec(addition.WORDS)
+
+    @property
+    def max_seq_len(self) -> int:
+        """Two operands, ``+`` and EOS; the sum has at most one digit more than them."""
+        return 2 * self.longest_length + 2
+
+    def draw(self, rng: Random, min_len: int, max_len: int) -> Example:
+        return addition.draw(rng, min_len, max_len, self.hparams.reversed_digits)
+
+
+class RecallDataModule(DrawnTaskDataModule):
+    """Multi-query associative recall (:mod:`.recall`). Lengths are key-value pairs per
+    example: train/val/test ``min_len..max_len``, ``test_long`` past them; every example
+    asks ``num_queries`` of its keys."""
+
+    name = "recall"
+
+    def __init__(
+        self,
+        num_keys: int = 32,
+        num_values: int = 16,
+        num_queries: int = 2,
+        min_len: int = 2,
+        max_len: int = 8,
+        train_size: int = 20000,
+        val_size: int = 500,
+        test_size: int = 500,
+        test_long_size: int = 0,
+        test_long_max_len: int = 0,
+        batch_size: int = 64,
+        seed: int = 0,
+        num_workers: int = 0,
+    ):
+        super().__init__()
+        self.save_hyperparameters(logger=False)
+        _check_recall(self.hparams)
+        check_room(
+            self.hparams,
+            lambda low, high: recall.num_sources(num_keys, num_values, low, high, num_queries),
+            lambda low, high: (
+                f"{num_keys} keys, {num_values} values and {num_queries} queries with "
+                f"{low}..{high} pairs"
+            ),
+            "num_keys, num_values or max_len",
+        )
+        self.src_codec = WordCodec(recall.source_words(num_keys, num_values))
+        self.tgt_codec = WordCodec(recall.value_words(num_values))
+
+    @property
+    def max_seq_len(self) -> int:
+        """A key and a value per pair, ``?``, the queries and EOS."""
+        return 2 * self.longest_length + self.hparams.num_queries + 2
+
+    def draw(self, rng: Random, min_len: int, max_len: int) -> Example:
+        hp = self.hparams
+        return recall.draw(rng, hp.num_keys, hp.num_values, min_len, max_len, hp.num_queries)
+
+
+def _check_recall(hp: AttributeDict) -> None:
+    check_integer("num_keys", hp.num_keys, minimum=1)
+    check_integer("num_values", hp.num_values, minimum=1)
+    check_integer("num_queries", hp.num_queries, minimum=1)
+    check_split_settings(hp)
+    if hp.num_queries > hp.min_len:
+        raise InvalidSetting(
+            "num_queries",
+            hp.num_queries,
+            f"more than the min_len={hp.min_len} pairs an example may have (queries are "
+            "distinct keys of the example)",
+            f"num_queries <= {hp.min_len}",
+        )
+    longest = hp.test_long_max_len if hp.test_long_size > 0 else hp.max_len
+    if longest > hp.num_keys:
+        key = "test_long_max_len" if hp.test_long_size > 0 else "max_len"
+        raise InvalidSetting(
+            key,
+            longest,
+            f"more pairs than the num_keys={hp.num_keys} distinct keys",
+            f"{key} <= {hp.num_keys}, or more num_keys",
+        )
+
+
+class ScanDataModule(WordTaskDataModule):
+    """SCAN (:mod:`.scan`): ``split=simple`` (a random 80/20 cut) or ``length`` (train on
+    action sequences of at most 22 actions, test on the longer ones). ``val_size`` commands
+    of the training side are held out for validation."""
+
+    def __init__(
+        self,
+        split: str = "simple",
+        val_size: int = 500,
+        batch_size: int = 64,
+        seed: int = 0,
+        num_workers: int = 0,
+    ):
+        super().__init__()
+        self.save_hyperparameters(logger=False)
+        check_choice("split", split, scan.SPLITS)
+        check_integer("val_size", val_size, minimum=1, maximum=10000)  # of 16,728 or 16,990
+        check_integer("batch_size", batch_size, minimum=1)
+        check_integer("seed", seed, minimum=0)
+        check_integer("num_workers", num_workers, minimum=0)
+        self.src_codec = WordCodec(scan.COMMAND_WORDS)
+        self.tgt_codec = WordCodec(scan.ACTION_WORDS)
+
+    @property
+    def max_seq_len(self) -> int:
+        """The longest action sequence and EOS (the commands are shorter)."""
+        return scan.LONGEST_ACTIONS + 1
+
+    def examples(self) -> dict[str, list[Example]]:
+        hp = self.hparams
+        train, test = scan.split_commands(hp.split, python_random(hp.seed, "scan", hp.split))
+        return {"train": train[hp.val_size :], "val": train[: hp.val_size], "test": test}

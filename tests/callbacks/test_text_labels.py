@@ -1,0 +1,34 @@
+"""Sample tables and attention-map axes in the data's own tokens: words, characters or BPE
+pieces instead of id numbers, a ``|`` of the data's text escaped for markdown."""
+
+import torch
+
+from transformer_lab.callbacks.attention_maps import token_labels
+from transformer_lab.callbacks.samples import sample_row
+from transformer_lab.data.codec import WordCodec
+from transformer_lab.tokens import BOS, EOS, PAD
+
+COMMANDS = WordCodec(["jump", "twice", "a|b"])
+ACTIONS = WordCodec(["I_JUMP", "I_WALK"])
+
+
+def test_attention_axes_are_labelled_with_the_tokens():
+    assert token_labels(torch.tensor([BOS, 3, 4, EOS]), COMMANDS.token) == [
+        "<bos>",
+        "jump",
+        "twice",
+        "<eos>",
+    ]
+    assert token_labels(torch.tensor([BOS, 3])) == ["<bos>", "3"]  # no codec: the numbers
+
+
+def test_a_sample_row_reads_source_and_target_in_their_own_vocabularies():
+    row, correct = sample_row(
+        [3, 4, EOS], [3, 3, EOS], [3, 4, EOS, PAD], COMMANDS.decode, ACTIONS.decode
+    )
+    assert (row, correct) == (["jump twice", "I_JUMP I_JUMP", "I_JUMP **I_WALK**"], False)
+
+
+def test_a_bar_in_the_datas_text_is_escaped_in_the_markdown_table():
+    row, _ = sample_row([5, EOS], [3, EOS], [3, EOS], COMMANDS.decode, ACTIONS.decode)
+    assert row[0] == "a\\|b"

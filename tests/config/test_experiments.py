@@ -1,0 +1,115 @@
+"""The experiments of issue 24 (docs/results.md) can carry their conclusions: each exists,
+composes into jobs whose swept keys exist, runs at least 3 seeds (ffn_comparison 5),
+states hypotheses from a cited paper that the sweep-start check accepts (the ConfigCheck
+callback itself, in-process), and runs without gradient clipping where stability is the
+question."""
+
+from pathlib import Path
+
+import pytest
+from hydra import initialize_config_dir
+from hydra.core.global_hydra import GlobalHydra
+from hydra.types import RunMode
+from omegaconf import OmegaConf
+
+from transformer_lab.config.jobs import job_configs, job_overrides
+from transformer_lab.sweep import naming, search_space, threads  # noqa: F401 (resolvers)
+from transformer_lab.sweep.checks import ConfigCheck
+from transformer_lab.sweep.hypotheses import parse_hypotheses
+from transformer_lab.sweep.parallel import SCHEMA_NOTICE
+
+pytestmark = pytest.mark.filterwarnings(f"ignore:{SCHEMA_NOTICE}")
+
+CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
+SEEDS = {  # the fewest seeds each experiment may run
+    "warmup": 3,
+    "depth": 3,
+    "liu_control": 3,
+    "lr_window": 3,
+    "ffn_comparison": 5,
+    "pe_extrapolation": 3,
+    "norm_pe_grid": 3,
+}
+STABILITY = ("warmup", "depth", "liu_control", "lr_window")  # clipping would hide divergence
+
+
+@pytest.fixture(scope="module")
+def sweeps():
+    """``{experiment: (multirun config, [job config, ...])}``, composed as Hydra does."""
+    GlobalHydra.instance().clear()
+    composed = {}
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        loader = GlobalHydra.instance().config_loader()
+        for experiment in SEEDS:
+            overrides = [f"experiment={experiment}", "hydra.mode=MULTIRUN"]
+            config = loader.load_configuration("train", overrides, run_mode=RunMode.MULTIRUN)
+            ConfigCheck().on_multirun_start(config)  # exits 2 on a hypothesis it refuses
+            jobs = [job for _, job, _ in job_configs(config)]
+            composed[experiment] = (config, jobs, job_overrides(config))
+    GlobalHydra.instance().clear()
+    return composed
+
+
+def swept(config) -> dict[str, list[str]]:
+    params = config.hydra.sweeper.params
+    return {key: str(values).split(",") for key, values in params.items()}
+
+
+@pytest.mark.parametrize("experiment", SEEDS)
+def test_each_experiment_sweeps_keys_its_jobs_have_with_enough_seeds(sweeps, experiment):
+    config, jobs, overrides = sweeps[experiment]
+    params = swept(config)
+    assert len(params["seed"]) >= SEEDS[experiment]
+    assert len(jobs) == len(overrides) > len(params["seed"])  # more than seeds vary
+    for key in params:
+        if not (CONF_DIR / key).is_dir():  # a value, not a config group (tested elsewhere)
+            assert all(OmegaConf.select(job, key) is not None for job in jobs), key
+    assert sorted({job.seed for job in jobs}) == sorted(int(s) for s in params["seed"])
+
+
+@pytest.mark.parametrize("experiment", SEEDS)
+def test_each_experiment_states_cited_hypotheses(sweeps, experiment):
+    _, jobs, _ = sweeps[experiment]
+    hypotheses = parse_hypotheses(jobs[0].hypotheses)
+    assert hypotheses
+    for h in hypotheses:
+        assert any(mark in h.source for mark in ("§", "Figure", "Table")), h.id
+        assert any(year in h.source for year in ("2017", "2020", "2021", "2022")), h.id
+
+
+@pytest.mark.parametrize("experiment", SEEDS)
+def test_each_experiment_trains_every_job_its_whole_budget(sweeps, experiment):
+    _, jobs, _ = sweeps[experiment]  # the main job's stop at the target would cut curves short
+    assert all(job.stop_at_seq_acc is None for job in jobs)
+
+
+@pytest.mark.parametrize("experiment", STABILITY)
+def test_stability_experiments_run_without_gradient_clipping(sweeps, experiment):
+    _, jobs, _ = sweeps[experiment]
+    assert all(job.trainer.gradient_clip_val is None for job in jobs)
+
+
+def test_warmup_lengths_run_from_none_to_beyond_ma_and_yarats_rule(sweeps):
+    config, jobs, _ = sweeps["warmup"]
+    beta2 = jobs[0].model.betas[1]
+    rule = round(2 / (1 - beta2))  # 100 steps for beta2 = 0.98
+    levels = sorted(int(v) for v in swept(config)["model.warmup_steps"])
+    assert levels[0] == 0 and rule in levels and levels[-1] > rule
+    # no warmup eats the run: the longest is at most a fifth of the steps
+    assert levels[-1] <= jobs[0].trainer.max_steps / 5
+    assert {job.model.schedule for job in jobs} == {"linear_warmup"}  # no noam decay
+    assert {job.model.num_encoder_layers for job in jobs} == {6}
+
+
+def test_liu_control_runs_both_hybrids_and_both_uniform_placements(sweeps):
+    _, jobs, _ = sweeps["liu_control"]
+    cells = {(job.model.encoder_norm, job.model.decoder_norm) for job in jobs}
+    assert cells == {("post", "post"), ("post", "pre"), ("pre", "post"), ("pre", "pre")}
+
+
+def test_pe_extrapolation_scores_words_past_the_training_lengths_at_the_oracle_length(sweeps):
+    config, jobs, _ = sweeps["pe_extrapolation"]
+    assert sorted(swept(config)["data"]) == ["copy", "reverse"]
+    assert all(job.data.test_long_max_len > job.data.max_len for job in jobs)
+    metrics = {h.metric for h in parse_hypotheses(jobs[0].hypotheses)}
+    assert metrics == {"test_long/oracle_token_acc"}

@@ -1,0 +1,133 @@
+"""Every kind of bad data file, given on the command line, is one error line naming the file
+and the line, exit status 2, before any training, and nothing already written is touched.
+
+The cases run through the real entry point (``transformer_lab.train.main``: Hydra, its
+configuration check before any folder, the exit) one after the other in one subprocess, so
+the suite pays the start of Python, torch and Lightning once rather than once a case."""
+
+import subprocess
+import sys
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+LONG = " ".join(["w"] * 70)
+# case -> (file name, content, the stderr line after "error: data.train_path='<path>': ")
+CASES = {
+    "missing": (
+        "missing.tsv",
+        None,
+        "no such file; allowed: an existing TSV or JSONL file of pairs",
+    ),
+    "empty": (
+        "empty.tsv",
+        b"",
+        "the file is empty; allowed: one source<TAB>target pair a line (TSV)",
+    ),
+    "no tab": (
+        "notab.tsv",
+        b"a b\tc d\nno tab here\n",
+        "line 2 has no tab between source and target; allowed: one source<TAB>target pair a "
+        "line (TSV)",
+    ),
+    "invalid JSON": (
+        "bad.jsonl",
+        b'{"source": "a", "target": "b"}\n{"source": "a" "target": "b"}\n',
+        "line 2 is not valid JSON (Expecting ',' delimiter at column 16); allowed: one "
+        '{"source": ..., "target": ...} object a line (JSONL)',
+    ),
+    "missing key": (
+        "nokey.jsonl",
+        b'{"source": "a", "target": "b"}\n{"source": "a"}\n',
+        'line 2 has no "target"; allowed: one {"source": ..., "target": ...} object a line (JSONL)',
+    ),
+    "empty source": (
+        "emptysource.tsv",
+        b"a\tb\n\tb\n",
+        "line 2 has an empty source; allowed: one source<TAB>target pair a line (TSV), both "
+        "non-empty",
+    ),
+    "empty target": (
+        "emptytarget.tsv",
+        b"a\tb\nc\t  \n",
+        "line 2 has an empty target; allowed: one source<TAB>target pair a line (TSV), both "
+        "non-empty",
+    ),
+    "not UTF-8": (
+        "latin1.tsv",
+        b"a\tb\ncaf\xe9\tcafe\n",
+        "line 2 is not UTF-8 (byte 0xe9 at byte 4 of the line); allowed: a file in UTF-8",
+    ),
+    "longer than the model": (
+        "long.tsv",
+        ("".join(f"w {i}\tv {i}\n" for i in range(20)) + f"{LONG}\tv\n").encode(),
+        "1 of its 19 train pairs need more than the model's 64 positions (the first at line "
+        "21: 70 source and 1 target tokens, plus EOS/BOS); allowed: model.max_len >= 71, or "
+        "data.long_pairs=skip (leaves them out)",
+    ),
+}
+# the one script the cases run in: each a start of the CLI, its exit status printed after
+RUN_EACH = """
+import sys
+from hydra.core.global_hydra import GlobalHydra
+from transformer_lab import train
+outputs_root, paths = sys.argv[1], sys.argv[2:]
+for path in paths:
+    GlobalHydra.instance().clear()
+    sys.argv = ["train", "data=pairs", f"data.train_path={path}", "data.tokenizer=word",
+                "data.val_size=1", "data.test_size=1", f"paths.outputs_root={outputs_root}"]
+    try:
+        train.main()
+        status = 0
+    except SystemExit as stop:
+        status = stop.code
+    print(f"exit {status}", file=sys.stderr, flush=True)
+"""
+
+
+def snapshot(root):
+    return {p: p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+
+@pytest.fixture(scope="module")
+def refused(tmp_path_factory, one_thread_env):
+    """``({case: (its stderr lines, path)}, outputs_root, files before)``."""
+    root = tmp_path_factory.mktemp("bad_data")
+    outputs = root / "outputs"
+    earlier = outputs / "runs" / "earlier"
+    (earlier / "checkpoints").mkdir(parents=True)
+    (earlier / "metrics.json").write_text('{"test/bleu": 12.5}\n')
+    (earlier / "checkpoints" / "last.ckpt").write_bytes(b"an earlier run's checkpoint")
+    before = snapshot(outputs)
+    paths = {}
+    for case, (name, content, _) in CASES.items():
+        paths[case] = root / name
+        if content is not None:
+            paths[case].write_bytes(content)
+    command = [sys.executable, "-c", RUN_EACH, str(outputs), *map(str, paths.values())]
+    result = subprocess.run(
+        command, cwd=root, capture_output=True, text=True, env=one_thread_env, timeout=600
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    lines = [line for line in result.stderr.splitlines() if line.startswith(("error:", "exit "))]
+    per_case = [lines[i : i + 2] for i in range(0, len(lines), 2)]
+    assert len(per_case) == len(CASES), result.stderr[-3000:]
+    return (
+        dict(zip(CASES, zip(per_case, paths.values(), strict=True), strict=True)),
+        outputs,
+        before,
+    )
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_a_bad_data_file_is_one_line_naming_file_and_line_and_exit_2(refused, case):
+    (lines, path) = refused[0][case]
+    assert lines == [f"error: data.train_path={str(path)!r}: {CASES[case][2]}", "exit 2"]
+
+
+def test_no_folder_is_made_and_the_earlier_run_is_untouched(refused):
+    _, outputs, before = refused
+    assert snapshot(outputs) == before
+    folders = {str(p.relative_to(outputs)) for p in outputs.rglob("*") if p.is_dir()}
+    assert folders == {"runs", "runs/earlier", "runs/earlier/checkpoints"}

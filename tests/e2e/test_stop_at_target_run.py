@@ -1,0 +1,49 @@
+"""A run from the command line stops once ``val/seq_acc`` is at ``stop_at_seq_acc`` at two
+validations in a row, and both the terminal and ``metrics.json`` say at which step and why.
+
+The copy task on 1-3 words reaches half its held-out sequences in about 200 steps, so a
+target of 0.5 stops it well before its 300."""
+
+import json
+import re
+import subprocess
+import sys
+
+import pytest
+
+RUN = [
+    *("experiment=smoke", "data=copy", "data.min_len=1", "data.max_len=3", "model.lr=3e-3"),
+    *("trainer.max_steps=300", "trainer.val_check_interval=10", "stop_at_seq_acc=0.5"),
+    *("~callbacks.progress_bar", "~callbacks.attention_maps", "~callbacks.norm_comparison"),
+]
+REASON = (
+    r"val/seq_acc >= 0\.5 at 2 consecutive validations "
+    r"\((\d\.\d+) at step (\d+), (\d\.\d+) at step (\d+)\)"
+)
+STOPPED = re.compile(rf"stopped at step (\d+) of trainer\.max_steps=300: ({REASON})")
+
+
+@pytest.mark.slow
+def test_the_run_stops_at_its_target_and_says_where_and_why(tmp_path, one_thread_env):
+    command = [sys.executable, "-m", "transformer_lab.train", *RUN]
+    command.append(f"paths.outputs_root={tmp_path}")
+    done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, env=one_thread_env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "on_before_batch_transfer" not in done.stdout + done.stderr  # no notice to act on
+    ((step, reason, first, first_step, last, last_step),) = STOPPED.findall(
+        done.stdout + done.stderr
+    )
+    step, first_step, last_step = int(step), int(first_step), int(last_step)
+    assert first_step + 10 == last_step == step < 300  # two validations in a row
+    assert float(first) >= 0.5 and float(last) >= 0.5
+
+    (run,) = (tmp_path / "runs").iterdir()
+    metrics = json.loads((run / "metrics.json").read_text())
+    assert (metrics["global_step"], metrics["stopped_early"]) == (step, True)
+    assert metrics["stop_reason"] == reason
+    assert metrics["val/seq_acc"] == pytest.approx(float(last), abs=5e-4)
+    assert "test/seq_acc" in metrics  # the run tested the weights it stopped with
+    seen = json.loads((run / "stop_at_target.json").read_text())  # [[step, value], ...]
+    assert [s for s, _ in seen] == list(range(10, step + 1, 10))
+    assert seen[-2][1] == pytest.approx(float(first), abs=5e-4)
+    assert seen[-3][1] < 0.5  # else it had stopped a validation earlier

@@ -1,0 +1,56 @@
+"""``hparams_search=optuna`` keeps its study in the sweep folder: a study stopped after two
+trials and started again with the same command ends with all its trials in one study and
+one history, which the report draws."""
+
+import subprocess
+import sys
+
+import optuna
+import pytest
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+from transformer_lab.report import write_report
+from transformer_lab.sweep.study import load_study, study_storage
+
+STUDY = [
+    *("-m", "hparams_search=optuna", "experiment=smoke", "data=copy"),
+    *("trainer.max_steps=10", "trainer.val_check_interval=5", "optimized_metric=val/token_acc"),
+    *("~callbacks.progress_bar", "~callbacks.attention_maps", "~callbacks.norm_comparison"),
+]
+
+
+def study(tmp_path, env, n_trials: int) -> subprocess.CompletedProcess:
+    command = [sys.executable, "-m", "transformer_lab.train", *STUDY]
+    command += [f"hydra.sweeper.n_trials={n_trials}", f"paths.outputs_root={tmp_path}"]
+    done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done
+
+
+@pytest.mark.slow
+def test_a_study_stopped_after_two_trials_continues_to_all_four_in_one_history(
+    tmp_path, one_thread_env
+):
+    study(tmp_path, one_thread_env, n_trials=2)
+    again = study(tmp_path, one_thread_env, n_trials=4)
+    (sweep_dir,) = (tmp_path / "multirun").iterdir()
+    assert sweep_dir.name == "study-lr_warmup"
+    assert "study lr_warmup continues in" in again.stderr + again.stdout
+    assert "2 of 4 trials done, 2 to go" in again.stderr + again.stdout
+
+    kept = load_study(sweep_dir)
+    trials = kept.get_trials(deepcopy=False)
+    assert [(t.number, t.state) for t in trials] == [
+        (n, optuna.trial.TrialState.COMPLETE) for n in range(4)
+    ]
+    assert len({t.params["model.lr"] for t in trials}) == 4  # the continued draws are new
+    jobs = [p for p in sweep_dir.iterdir() if (p / "metrics.json").is_file()]
+    assert len(jobs) == 4
+    assert len(optuna.get_all_study_summaries(study_storage(sweep_dir))) == 1
+
+    report = write_report(sweep_dir).read_text()
+    assert "![Optuna study `lr_warmup`: the objective of each of its 4 finished" in report
+    assert "(study_history.png)" in report and "(study_importances.png)" in report
+    events = EventAccumulator(str(sweep_dir / "report"), size_guidance={"images": 0})
+    events.Reload()
+    assert {"report/study_history", "report/study_importances"} <= set(events.Tags()["images"])

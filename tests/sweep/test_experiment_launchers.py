@@ -1,0 +1,130 @@
+"""A sweep over experiments whose launchers differ is refused before it starts: Hydra would
+launch every job with the sweep's own launcher (hydra #2946), not the experiment's."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hydra import initialize_config_dir
+from hydra.core.global_hydra import GlobalHydra
+from hydra.types import RunMode
+
+from transformer_lab.sweep.checks import ConfigCheck
+from transformer_lab.sweep.parallel import SCHEMA_NOTICE
+
+pytestmark = pytest.mark.filterwarnings(f"ignore:{SCHEMA_NOTICE}")
+
+CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
+ADVICE = (
+    "allowed: one launcher for every job, on the command line (-m hydra/launcher=joblib ...), "
+    "or one sweep per experiment"
+)
+
+
+@pytest.fixture
+def sweep_config():
+    """``sweep_config(overrides)``: the config Hydra hands a multirun's callbacks."""
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        loader = GlobalHydra.instance().config_loader()
+        yield lambda overrides: loader.load_configuration(
+            "train", [*overrides, "hydra.mode=MULTIRUN"], run_mode=RunMode.MULTIRUN
+        )
+    GlobalHydra.instance().clear()
+
+
+def refusal(capsys, config) -> str:
+    with pytest.raises(SystemExit) as stop:
+        ConfigCheck().on_multirun_start(config)
+    assert stop.value.code == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    return line
+
+
+@pytest.mark.parametrize(
+    "experiments",
+    [
+        "norm_pe_grid,lr_window",  # both choose joblib: neither applies
+        "smoke,norm_pe_grid",  # one chooses joblib, one keeps the default
+    ],
+)
+def test_experiments_with_their_own_launcher_are_refused_saying_what_to_do(
+    sweep_config, capsys, experiments
+):
+    line = refusal(capsys, sweep_config([f"experiment={experiments}"]))
+    first = next(e for e in experiments.split(",") if e != "smoke")
+    assert line == (
+        "error: hydra/launcher='joblib': chosen by this job's config, not by the sweep's; "
+        "Hydra launches and expands every job of a sweep with the sweep's own settings "
+        f"(hydra #2946), here hydra/launcher=basic; {ADVICE} (sweep job: experiment={first})"
+    )
+
+
+@pytest.fixture
+def own_experiments(tmp_path) -> list[str]:
+    """Experiments beside the bundled ones: ``side_by_side`` chooses the joblib launcher,
+    ``four`` also its ``n_jobs``; neither has a grid. The overrides that find them."""
+    folder = tmp_path / "experiment"
+    folder.mkdir()
+    launcher = "# @package _global_\ndefaults:\n  - override /hydra/launcher: joblib\n"
+    (folder / "side_by_side.yaml").write_text(launcher)
+    (folder / "four.yaml").write_text(launcher + "hydra:\n  launcher:\n    n_jobs: 4\n")
+    return [f"hydra.searchpath=[file://{tmp_path}]"]
+
+
+def test_an_experiments_own_launcher_is_refused_beside_one_without(
+    sweep_config, capsys, own_experiments
+):
+    line = refusal(capsys, sweep_config([*own_experiments, "experiment=smoke,side_by_side"]))
+    assert line.startswith("error: hydra/launcher='joblib': chosen by this job's config")
+    assert line.endswith("(sweep job: experiment=side_by_side)")
+
+
+@pytest.mark.parametrize("launcher", ["joblib", "basic"])
+def test_a_launcher_on_the_command_line_launches_every_experiment(
+    sweep_config, own_experiments, launcher
+):
+    overrides = [*own_experiments, f"hydra/launcher={launcher}"]
+    config = sweep_config([*overrides, "experiment=smoke,side_by_side"])
+    ConfigCheck().on_multirun_start(config)  # every job's config has the sweep's launcher
+
+
+def test_experiments_that_keep_the_default_launcher_sweep_as_before(sweep_config):
+    ConfigCheck().on_multirun_start(sweep_config(["experiment=smoke,paper_base"]))
+
+
+def test_a_launcher_setting_only_an_experiment_makes_is_refused(
+    sweep_config, capsys, own_experiments
+):
+    overrides = [*own_experiments, "hydra/launcher=joblib"]
+    line = refusal(capsys, sweep_config([*overrides, "experiment=four,side_by_side"]))
+    assert line == (
+        "error: hydra.launcher.n_jobs=4: set by this job's config, not by the sweep's; Hydra "
+        "launches and expands every job of a sweep with the sweep's own settings (hydra "
+        "#2946), here ${sweep_n_jobs:${trainer.accelerator}}; allowed: one value for every "
+        "job, on the command line, or one sweep per experiment (sweep job: experiment=four)"
+    )
+
+
+def test_an_experiments_grid_is_refused_in_a_sweep_over_experiments(sweep_config, capsys):
+    """Its jobs are composed after the expansion: the grid would silently not apply."""
+    config = sweep_config(["hydra/launcher=joblib", "experiment=smoke,norm_pe_grid"])
+    line = refusal(capsys, config)
+    assert line == (
+        "error: hydra.sweeper.params.model/norm='post,pre': set by this job's config, not by "
+        "the sweep's; Hydra launches and expands every job of a sweep with the sweep's own "
+        "settings (hydra #2946), here None; allowed: one value for every job, on the command "
+        "line, or one sweep per experiment (sweep job: experiment=norm_pe_grid)"
+    )
+    ConfigCheck().on_multirun_start(sweep_config(["experiment=norm_pe_grid", "seed=0,1"]))
+
+
+@pytest.mark.slow
+def test_the_command_line_refuses_before_any_folder(tmp_path, one_thread_env):
+    command = [sys.executable, "-m", "transformer_lab.train", "-m"]
+    command += ["experiment=norm_comparison,smoke", f"paths.outputs_root={tmp_path}"]
+    done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, env=one_thread_env)
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert done.stderr.strip().splitlines()[-1].startswith("error: hydra/launcher='joblib': ")
+    assert list(tmp_path.iterdir()) == []
