@@ -47,11 +47,11 @@ def run_command(
 
 
 def run_command_here(
-    command: list[str], cwd: Path, env: dict[str, str] | None = None
+    command: list[str], cwd: Path, env: dict[str, str] | None = None, input: str = ""
 ) -> subprocess.CompletedProcess:
-    """Run ``command`` in the test process as a process would, in ``cwd``, to its end;
-    ``env`` adds to :func:`one_thread_env`."""
-    return run_in_process(command, cwd, one_thread_env(**(env or {})))
+    """Run ``command`` in the test process as a process would, in ``cwd``, with ``input`` on
+    its stdin, to its end; ``env`` adds to :func:`one_thread_env`."""
+    return run_in_process(command, cwd, one_thread_env(**(env or {})), input)
 
 
 def run_train(

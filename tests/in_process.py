@@ -5,13 +5,14 @@ pays seconds of CPU to import torch and Lightning before it does anything.
 
 What the command changes in this process is put back afterwards, so that the tests after it
 run as if it had run elsewhere: the logging setup that Hydra configures for a job (its
-handlers, one of them appending to the job's train.log), logger levels, warning filters,
+handlers, one of them appending to the job's train.log; the command starts, as a process
+does, with no handler on the root logger), logger levels, warning filters, stdin,
 SIGINT/SIGTERM handlers, the environment, the working directory, torch's threads and
 deterministic mode, and the random generators.
 
 A process differs in what it prints before and around our code: warnings reach its stderr,
 and Lightning, imported where no logging is set up yet, gives its own logger a stderr
-handler. Here warnings go to pytest and Lightning's lines through Hydra's console handler.
+handler. Here warnings go to pytest and Lightning's lines to the root logger's handlers.
 A test that reads the terminal for library notices (that a warning is absent, that a line
 goes to the log and not to the terminal) therefore runs the command in a process.
 """
@@ -38,16 +39,16 @@ SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
 def run_in_process(
-    command: list[str], cwd: Path, env: dict[str, str]
+    command: list[str], cwd: Path, env: dict[str, str], input: str = ""
 ) -> subprocess.CompletedProcess:
     """``command`` (``[sys.executable, "-m", module, *arguments]``) run here to its end in
-    ``cwd`` with the environment ``env``: what it wrote to stdout and stderr, and the exit
-    status a process would have had."""
+    ``cwd`` with the environment ``env`` and ``input`` on its stdin: what it wrote to stdout
+    and stderr, and the exit status a process would have had."""
     python, dash_m, module, *arguments = command
     assert (python, dash_m) == (sys.executable, "-m"), command
     stdout, stderr = io.StringIO(), io.StringIO()
     with ExitStack() as stack:
-        stack.enter_context(_put_back_afterwards(cwd, env))
+        stack.enter_context(_put_back_afterwards(cwd, env, input))
         stack.enter_context(redirect_stdout(stdout))
         stack.enter_context(redirect_stderr(stderr))
         sys.orig_argv, sys.argv = list(command), [module, *arguments]  # argv[0]: runpy's
@@ -71,9 +72,13 @@ def _exit_status(module: str) -> int:
 
 
 @contextmanager
-def _put_back_afterwards(cwd: Path, env: dict[str, str]) -> Iterator[None]:
+def _put_back_afterwards(cwd: Path, env: dict[str, str], input: str) -> Iterator[None]:
     argv, orig_argv, here, environ = sys.argv, sys.orig_argv, os.getcwd(), dict(os.environ)
+    stdin, sys.stdin = sys.stdin, io.StringIO(input)
     loggers = _logging_state()
+    root = logging.getLogger()
+    for handler in [*root.handlers]:  # a new process has none (logging.basicConfig works)
+        root.removeHandler(handler)
     handlers = {signum: signal.getsignal(signum) for signum in SIGNALS}
     threads = torch.get_num_threads()
     deterministic = (
@@ -103,7 +108,7 @@ def _put_back_afterwards(cwd: Path, env: dict[str, str]) -> Iterator[None]:
         os.chdir(here)
         os.environ.clear()
         os.environ.update(environ)
-        sys.argv, sys.orig_argv = argv, orig_argv
+        sys.argv, sys.orig_argv, sys.stdin = argv, orig_argv, stdin
 
 
 def _all_loggers() -> list[logging.Logger]:
