@@ -24,7 +24,7 @@ def fake_run(sweep, overrides: dict[str, str], metrics: dict, max_len: int = 10)
         "".join(f"- {k}={v}\n" for k, v in overrides.items())
     )
     (run / "metrics.json").write_text(json.dumps({"train_seconds": 1.0, **metrics}))
-    (run / "config_resolved.yaml").write_text(f"data:\n  max_len: {max_len}\n")
+    (run / "config_resolved.yaml").write_text(f"data:\n  task: reverse\n  max_len: {max_len}\n")
 
 
 def has_colour(image, colour: str) -> bool:
