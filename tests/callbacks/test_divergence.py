@@ -13,6 +13,8 @@ from transformer_lab.training.module import Seq2SeqLitModule
 from ..conftest import compose_run
 from .conftest import TINY
 
+pytestmark = pytest.mark.slow  # real training runs, one of them diverging
+
 HUGE_LR = [
     *TINY,
     "model.lr=1e3",

@@ -18,6 +18,7 @@ def saved_step(run) -> int:
     return torch.load(run / "checkpoints" / "last.ckpt", weights_only=True)["global_step"]
 
 
+@pytest.mark.slow
 def test_a_stop_at_a_validation_saves_last_ckpt_at_that_validation(compose_train, tmp_path):
     stop_at_first_validation = [
         "+callbacks.early_stop._target_=lightning.pytorch.callbacks.EarlyStopping",

@@ -123,6 +123,7 @@ def test_each_rule_refuses_naming_the_key_the_value_and_what_is_allowed(
     assert str(error.value).startswith(message), str(error.value)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "overrides",
     [

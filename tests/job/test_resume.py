@@ -29,6 +29,7 @@ FORMER_LAST_CHECKPOINT = (
 )
 
 
+@pytest.mark.slow
 def test_a_finished_run_given_as_ckpt_path_returns_what_it_recorded_and_trains_nothing(
     compose_train, tmp_path
 ):
@@ -70,6 +71,7 @@ def test_a_run_counts_as_finished_when_it_ended_at_max_steps_or_diverged(tmp_pat
     check_unfinished(tmp_path / "running", max_steps=300)  # no metrics.json: not ended
 
 
+@pytest.mark.slow
 def test_a_checkpoint_of_the_former_last_ckpt_callback_resumes_without_a_warning(
     compose_train, tmp_path, recwarn
 ):

@@ -13,6 +13,8 @@ from transformer_lab.runs.learning_curve import read_scalars
 
 from ..conftest import compose_run
 
+pytestmark = pytest.mark.slow  # real training runs
+
 TINY = ["experiment=smoke"]  # 20 steps of a d_model 32 model on 512 pairs
 
 
@@ -86,7 +88,6 @@ def test_same_seed_gives_identical_metrics_and_weights_and_another_seed_does_not
     )
 
 
-@pytest.mark.slow
 def test_loss_falls_clearly_on_the_copy_task(compose_train):
     # 200 steps: at 150 the layered draw's val split ended at 0.501 of the initial loss
     cfg = compose_train(

@@ -88,6 +88,7 @@ def test_an_optimizing_sweep_checks_its_own_config_and_direction(loader, capsys)
     ConfigCheck().on_multirun_start(study("model.warmup_steps=choice(-1,0)"))
 
 
+@pytest.mark.slow
 def test_the_expanded_jobs_are_the_configs_the_launcher_composes(loader):
     """Composed once per combination of groups, values applied after: the same configs,
     in the same order, as ``load_sweep_config`` composes for each job."""

@@ -12,7 +12,10 @@ from hydra.types import RunMode
 from transformer_lab.sweep.checks import ConfigCheck
 from transformer_lab.sweep.parallel import SCHEMA_NOTICE
 
-pytestmark = pytest.mark.filterwarnings(f"ignore:{SCHEMA_NOTICE}")
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.filterwarnings(f"ignore:{SCHEMA_NOTICE}"),
+]  # composes every job of bundled sweeps
 
 CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
 ADVICE = (
