@@ -1,47 +1,87 @@
-"""Shared helpers: compose the real Hydra config the way the CLI does; run tiny models on
-one thread (they gain nothing from intra-op threads, and lose a lot under CPU contention);
-read a run's HPARAMS entry back."""
+"""Shared helpers: compose the real Hydra config the way the CLI does; run every test's
+tiny models on one thread (they gain nothing from intra-op threads, and lose a lot under CPU
+contention); read a run's HPARAMS entry back; an untrained checkpoint to evaluate. The
+command line is started through tests/command_line.py; what several files read is built
+once per test run through tests/built_once.py."""
 
-import os
 from pathlib import Path
 
+import lightning
 import pytest
 import torch
 from hydra import compose, initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
 from hydra.core.hydra_config import HydraConfig
-from omegaconf import OmegaConf, open_dict
+from omegaconf import DictConfig, OmegaConf, open_dict
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 from tensorboard.plugins.hparams.plugin_data_pb2 import HParamsPluginData
 
+from . import command_line
+
 CONF_DIR = Path(__file__).resolve().parents[1] / "conf"
+
+
+def files_of(folder) -> dict[str, tuple[int, int]]:
+    """``{relative path: (size, mtime_ns)}`` of every file under ``folder``."""
+    files = (p for p in sorted(folder.rglob("*")) if p.is_file())
+    return {str(p.relative_to(folder)): (p.stat().st_size, p.stat().st_mtime_ns) for p in files}
+
+
+def compose_run(folder: Path, overrides=()) -> DictConfig:
+    """The job's config composed from ``overrides`` as the CLI composes it, the Hydra
+    runtime pointed at ``folder`` (made if missing): what ``job.run.train`` reads."""
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        cfg = compose("train", overrides=list(overrides), return_hydra_config=True)
+    with open_dict(cfg):
+        cfg.hydra.runtime.output_dir = str(folder)
+        cfg.hydra.job.num = 0
+    folder.mkdir(exist_ok=True)
+    HydraConfig.instance().set_config(cfg)
+    with open_dict(cfg):
+        del cfg["hydra"]  # the job sees its config without the hydra node, as in the CLI
+    return cfg
+
+
+def eval_config(**values):
+    """``conf/evaluate.yaml`` composed with ``key=value`` overrides, as the evaluate entry
+    point composes it."""
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        cfg = compose("evaluate", overrides=[f"{k}={v}" for k, v in values.items()])
+    GlobalHydra.instance().clear()
+    return cfg
+
+
+@pytest.fixture
+def untrained_checkpoint(tmp_path, lab_module) -> tuple[Path, dict]:
+    """A checkpoint file as training writes it, but of an untrained model: ``(path, dict)``."""
+    module = lab_module(src_vocab_size=16, tgt_vocab_size=16, d_model=16, num_heads=2)
+    data = dict(task="reverse", vocab_size=16, train_size=64, val_size=8, test_size=8)
+    checkpoint = {
+        "state_dict": module.state_dict(),
+        "hyper_parameters": dict(module.hparams),
+        "datamodule_hyper_parameters": data,
+        "global_step": 7,
+        "pytorch-lightning_version": lightning.__version__,
+    }
+    path = tmp_path / "untrained.ckpt"
+    torch.save(checkpoint, path)
+    return path, checkpoint
 
 
 @pytest.fixture
 def compose_train(tmp_path):
     """``compose_train(overrides, run) -> cfg``, the Hydra runtime pointed at ``tmp_path/run``."""
-
-    def _compose(overrides=(), run="run"):
-        GlobalHydra.instance().clear()
-        with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
-            cfg = compose("train", overrides=list(overrides), return_hydra_config=True)
-        with open_dict(cfg):
-            cfg.hydra.runtime.output_dir = str(tmp_path / run)
-            cfg.hydra.job.num = 0
-        (tmp_path / run).mkdir(exist_ok=True)
-        HydraConfig.instance().set_config(cfg)
-        with open_dict(cfg):
-            del cfg["hydra"]  # the job sees its config without the hydra node, as in the CLI
-        return cfg
-
-    yield _compose
+    yield lambda overrides=(), run="run": compose_run(tmp_path / run, overrides)
     GlobalHydra.instance().clear()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(autouse=True, scope="session")
 def one_thread():
-    """torch on one intra-op thread for a module's tests; packages of tiny models make it
-    autouse in their conftest."""
+    """torch on one intra-op thread for every test: the models here are tiny, and the suite
+    already runs a worker per core, so more threads would only wait for each other (and
+    spin, burning CPU, while they wait)."""
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     yield
@@ -50,8 +90,9 @@ def one_thread():
 
 @pytest.fixture(scope="session")
 def one_thread_env() -> dict[str, str]:
-    """The environment for a subprocess that trains tiny models: ``OMP_NUM_THREADS=1``."""
-    return {**os.environ, "OMP_NUM_THREADS": "1"}
+    """The environment for a subprocess that trains tiny models: ``OMP_NUM_THREADS=1``
+    (tests/command_line.py starts the project's command line with it)."""
+    return command_line.one_thread_env()
 
 
 @pytest.fixture(scope="session")

@@ -1,5 +1,5 @@
 """The sweep row times the same jobs under both launchers (the sweeps themselves are
-tested in tests/sweeps; here they are stubbed, since a real pair takes minutes)."""
+tested in tests/e2e; here they are stubbed, since a real pair takes minutes)."""
 
 from transformer_lab.bench import sweeps
 

@@ -1,5 +1,5 @@
 """``last.ckpt`` is where the fit ended, also when a callback stopped it at a validation
-(its final step past a periodic save: tests/pipeline/test_evaluate.py)."""
+(its final step past a periodic save: tests/entry_points/test_evaluate.py)."""
 
 import json
 
@@ -18,6 +18,7 @@ def saved_step(run) -> int:
     return torch.load(run / "checkpoints" / "last.ckpt", weights_only=True)["global_step"]
 
 
+@pytest.mark.slow
 def test_a_stop_at_a_validation_saves_last_ckpt_at_that_validation(compose_train, tmp_path):
     stop_at_first_validation = [
         "+callbacks.early_stop._target_=lightning.pytorch.callbacks.EarlyStopping",

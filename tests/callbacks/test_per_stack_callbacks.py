@@ -5,6 +5,8 @@ stack's encoding."""
 import json
 from types import SimpleNamespace
 
+import pytest
+
 from transformer_lab.callbacks.norm_comparison import NormComparison
 from transformer_lab.callbacks.positional_map import PositionalMap
 from transformer_lab.data.datamodule import SyntheticDataModule
@@ -30,6 +32,7 @@ def twins_record(lab_module, folder, **stacks) -> dict:
     return json.loads((folder / "norm_comparison.json").read_text())
 
 
+@pytest.mark.slow
 def test_a_hybrid_runs_twins_are_those_of_its_architecture_at_each_placement(lab_module, tmp_path):
     hybrid = twins_record(lab_module, tmp_path / "hybrid", encoder_norm="post", decoder_norm="pre")
     uniform = twins_record(lab_module, tmp_path / "uniform")  # post everywhere

@@ -2,6 +2,7 @@
 epochs, instead of Lightning's ``Epoch 1/-2`` with an epoch's batches."""
 
 import lightning as L
+import pytest
 
 from transformer_lab.callbacks import StepProgressBar
 from transformer_lab.callbacks.progress import CountColumn
@@ -21,6 +22,7 @@ class TrainingLine(L.Callback):
         self.shown.append((task.description, task.completed, task.total, task.start_time))
 
 
+@pytest.mark.slow  # a real run of several epochs
 def test_the_training_line_counts_the_steps_of_the_whole_run_across_epochs(compose_train):
     cfg = compose_train(TINY)  # 20 steps, 16 batches an epoch
     datamodule, module, trainer = build(cfg)

@@ -15,7 +15,7 @@ from transformer_lab.callbacks.stacks import STACKS
 from transformer_lab.model.residual import NORM_PLACEMENTS
 from transformer_lab.tokens import PAD
 
-pytestmark = pytest.mark.slow  # the shared run takes ~10 s
+pytestmark = pytest.mark.slow  # the shared run takes a few seconds
 LAYERS, HEADS = 2, 2
 
 

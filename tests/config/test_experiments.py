@@ -18,7 +18,10 @@ from transformer_lab.sweep.checks import ConfigCheck
 from transformer_lab.sweep.hypotheses import parse_hypotheses
 from transformer_lab.sweep.parallel import SCHEMA_NOTICE
 
-pytestmark = pytest.mark.filterwarnings(f"ignore:{SCHEMA_NOTICE}")
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.filterwarnings(f"ignore:{SCHEMA_NOTICE}"),
+]  # composes every job of every bundled experiment: ~25 s
 
 CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
 SEEDS = {  # the fewest seeds each experiment may run

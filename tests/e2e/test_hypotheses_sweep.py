@@ -2,12 +2,11 @@
 experiment=smoke, under a test experiment (``--config-dir``) that states three hypotheses;
 its report's verdicts and numbers (scipy's, from the jobs' own metrics.json) and the same
 text read back from the report's TensorBoard run. A hypothesis the sweep cannot evaluate
-stops it before any folder."""
+stops it before any folder. The basic launcher runs its jobs in the sweep's own process, so
+the commands run in the test process."""
 
 import json
 import statistics
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,6 +15,8 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 from tensorboard.util.tensor_util import make_ndarray
 
 from transformer_lab.runs.learning_curve import read_scalars
+
+from ..command_line import python_module, run_command_here, train_command
 
 pytestmark = pytest.mark.slow
 
@@ -58,36 +59,18 @@ def sweep_command(root: Path, *overrides: str) -> list[str]:
     conf = root / "conf"
     (conf / "experiment").mkdir(parents=True, exist_ok=True)
     (conf / "experiment" / "lr_claims.yaml").write_text(EXPERIMENT)
-    return [
-        sys.executable,
-        "-m",
-        "transformer_lab.train",
-        "-m",
-        "--config-dir",
-        str(conf),
-        "experiment=lr_claims",
-        *SWEEP,
-        *QUIET,
-        *overrides,
-        f"paths.outputs_root={root / 'outputs'}",
-    ]
+    typed = ["-m", "--config-dir", str(conf), "experiment=lr_claims", *SWEEP, *QUIET]
+    return train_command(root / "outputs", *typed, *overrides)
 
 
 @pytest.fixture(scope="module")
-def reported(tmp_path_factory, one_thread_env):
+def reported(tmp_path_factory):
     """``(sweep folder, report.md, its TensorBoard text)`` of the six-job sweep."""
     root = tmp_path_factory.mktemp("hypotheses_sweep")
-    run = subprocess.run(
-        sweep_command(root), cwd=root, env=one_thread_env, capture_output=True, text=True
-    )
+    run = run_command_here(sweep_command(root), cwd=root)
     assert run.returncode == 0, run.stderr[-3000:]
     (sweep,) = (root / "outputs" / "multirun").iterdir()
-    report = subprocess.run(
-        [sys.executable, "-m", "transformer_lab.report", str(sweep)],
-        env=one_thread_env,
-        capture_output=True,
-        text=True,
-    )
+    report = run_command_here(python_module("transformer_lab.report", str(sweep)), cwd=root)
     assert report.returncode == 0, report.stderr[-3000:]
     events = EventAccumulator(str(sweep / "report"), size_guidance={"tensors": 0})
     events.Reload()
@@ -143,11 +126,9 @@ def test_each_job_records_the_area_under_its_curve_and_how_it_trained(reported):
         assert written["train/loss_spikes"] >= 0.0
 
 
-def test_a_hypothesis_the_sweep_cannot_evaluate_stops_it_before_any_folder(
-    tmp_path, one_thread_env
-):
+def test_a_hypothesis_the_sweep_cannot_evaluate_stops_it_before_any_folder(tmp_path):
     command = sweep_command(tmp_path, "hypotheses.0.key=model.d_model")
-    run = subprocess.run(command, cwd=tmp_path, env=one_thread_env, capture_output=True, text=True)
+    run = run_command_here(command, cwd=tmp_path)
     assert run.returncode == 2
     errors = [line for line in run.stderr.splitlines() if line.startswith("error")]
     assert errors == [

@@ -2,28 +2,21 @@
 its metrics.json, by target position past the training lengths, and none for val."""
 
 import json
-import subprocess
-import sys
 
 import pytest
 
+from ..command_line import run_train_here
+
 
 @pytest.mark.slow
-def test_metrics_json_holds_oracle_accuracy_by_position_past_the_training_lengths(
-    tmp_path, one_thread_env
-):
-    command = [
-        sys.executable,
-        "-m",
-        "transformer_lab.train",
+def test_metrics_json_holds_oracle_accuracy_by_position_past_the_training_lengths(tmp_path):
+    result = run_train_here(
+        tmp_path,
         "experiment=smoke",
         "data.test_long_size=48",
         "data.test_long_max_len=13",  # the training lengths are 3..10 words
         "~callbacks.progress_bar",
-        f"paths.outputs_root={tmp_path}",
-    ]
-    result = subprocess.run(
-        command, cwd=tmp_path, capture_output=True, text=True, env=one_thread_env, timeout=300
+        cwd=tmp_path,
     )
     assert result.returncode == 0, result.stderr[-3000:]
     (run,) = (tmp_path / "runs").iterdir()

@@ -1,14 +1,13 @@
 """Every kind of bad data file, given on the command line, is one error line naming the file
 and the line, exit status 2, before any training, and nothing already written is touched.
 
-The cases run through the real entry point (``transformer_lab.train.main``: Hydra, its
-configuration check before any folder, the exit) one after the other in one subprocess, so
-the suite pays the start of Python, torch and Lightning once rather than once a case."""
-
-import subprocess
-import sys
+The cases run through the command line (Hydra, its configuration check before any folder,
+the exit) in the test process, so the suite pays the start of Python, torch and Lightning
+for none of them."""
 
 import pytest
+
+from ..command_line import run_train_here
 
 pytestmark = pytest.mark.slow
 
@@ -67,23 +66,6 @@ CASES = {
         "data.long_pairs=skip (leaves them out)",
     ),
 }
-# the one script the cases run in: each a start of the CLI, its exit status printed after
-RUN_EACH = """
-import sys
-from hydra.core.global_hydra import GlobalHydra
-from transformer_lab import train
-outputs_root, paths = sys.argv[1], sys.argv[2:]
-for path in paths:
-    GlobalHydra.instance().clear()
-    sys.argv = ["train", "data=pairs", f"data.train_path={path}", "data.tokenizer=word",
-                "data.val_size=1", "data.test_size=1", f"paths.outputs_root={outputs_root}"]
-    try:
-        train.main()
-        status = 0
-    except SystemExit as stop:
-        status = stop.code
-    print(f"exit {status}", file=sys.stderr, flush=True)
-"""
 
 
 def snapshot(root):
@@ -91,7 +73,7 @@ def snapshot(root):
 
 
 @pytest.fixture(scope="module")
-def refused(tmp_path_factory, one_thread_env):
+def refused(tmp_path_factory):
     """``({case: (its stderr lines, path)}, outputs_root, files before)``."""
     root = tmp_path_factory.mktemp("bad_data")
     outputs = root / "outputs"
@@ -105,14 +87,12 @@ def refused(tmp_path_factory, one_thread_env):
         paths[case] = root / name
         if content is not None:
             paths[case].write_bytes(content)
-    command = [sys.executable, "-c", RUN_EACH, str(outputs), *map(str, paths.values())]
-    result = subprocess.run(
-        command, cwd=root, capture_output=True, text=True, env=one_thread_env, timeout=600
-    )
-    assert result.returncode == 0, result.stderr[-3000:]
-    lines = [line for line in result.stderr.splitlines() if line.startswith(("error:", "exit "))]
-    per_case = [lines[i : i + 2] for i in range(0, len(lines), 2)]
-    assert len(per_case) == len(CASES), result.stderr[-3000:]
+    per_case = []
+    for path in paths.values():
+        data = ["data=pairs", f"data.train_path={path}", "data.tokenizer=word"]
+        result = run_train_here(outputs, *data, "data.val_size=1", "data.test_size=1", cwd=root)
+        errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+        per_case.append([*errors, f"exit {result.returncode}"])
     return (
         dict(zip(CASES, zip(per_case, paths.values(), strict=True), strict=True)),
         outputs,

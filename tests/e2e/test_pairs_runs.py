@@ -2,15 +2,14 @@
 here as a TSV training file and a JSONL test file, trained from the command line as one sweep
 over the three tokenizers; each reaches a stated BLEU, and its checkpoint alone rebuilds
 the tokenizer for evaluate and generate. The sweep (3 x 200 steps, about a minute of CPU
-in all) is built once for this module."""
+in all) is built once for this module; it and the generate commands run in the test
+process, as their process would run them."""
 
 import itertools
 import json
 import random
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -25,6 +24,8 @@ from transformer_lab.model.decoding import beam_search
 from transformer_lab.model.scoring import sequence_log_probs
 from transformer_lab.report import main as report_main
 from transformer_lab.training.module import Seq2SeqLitModule
+
+from ..command_line import python_module, run_command_here, run_train_here
 
 pytestmark = pytest.mark.slow
 CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
@@ -83,22 +84,19 @@ def write_cipher(folder, seed=0):
 
 
 @pytest.fixture(scope="module")
-def sweep(tmp_path_factory, one_thread_env):
+def sweep(tmp_path_factory):
     """``(sweep folder, {tokenizer: run folder}, data folder)`` of the three runs."""
     root = tmp_path_factory.mktemp("pairs")
     data = root / "data"
     data.mkdir()
     write_cipher(data)
-    command = [
-        *(sys.executable, "-m", "transformer_lab.train", "-m"),
+    result = run_train_here(
+        root / "outputs",
+        "-m",
         f"data.tokenizer={','.join(TOKENIZERS)}",
         f"data.train_path={data / 'train.tsv'}",
         f"data.test_path={data / 'test.jsonl'}",
         *TRAINING,
-        f"paths.outputs_root={root / 'outputs'}",
-    ]
-    result = subprocess.run(
-        command, cwd=root, capture_output=True, text=True, env=one_thread_env, timeout=900
     )
     assert result.returncode == 0, result.stderr[-3000:]
     (folder,) = (root / "outputs" / "multirun").iterdir()
@@ -200,21 +198,19 @@ def checkpoint_model_and_codec(run):
     return module.model, PairsDataModule(**settings).src_codec
 
 
-def generate(run, lines, *settings, env):
-    command = [sys.executable, "-m", "transformer_lab.generate", f"ckpt_path={run}", *settings]
-    return subprocess.run(
-        command, input="\n".join(lines) + "\n", capture_output=True, text=True, env=env, timeout=300
-    )
+def generate(run, lines, *settings):
+    command = python_module("transformer_lab.generate", f"ckpt_path={run}", *settings)
+    return run_command_here(command, Path.cwd(), input="\n".join(lines) + "\n")
 
 
-def test_generate_decodes_stdin_from_the_checkpoint_alone(sweep, one_thread_env, tmp_path):
+def test_generate_decodes_stdin_from_the_checkpoint_alone(sweep, tmp_path):
     _, runs, data = sweep
     run = runs["char"]
     hidden = tmp_path / "hidden"
     shutil.move(data, hidden)  # no data file anywhere: the checkpoint must be enough
     try:
         lines = ["the big cat sees a dog", "", "a " * 40, "old fish"]
-        result = generate(run, lines, "format=jsonl", env=one_thread_env)
+        result = generate(run, lines, "format=jsonl")
     finally:
         shutil.move(hidden, data)
     assert result.returncode == 2, result.stderr[-2000:]
@@ -236,9 +232,9 @@ def test_generate_decodes_stdin_from_the_checkpoint_alone(sweep, one_thread_env,
         assert record["ended"] and record["tokens"] == len(codec.encode(record["output"])) + 1
 
 
-def test_generate_prints_one_output_a_line_by_beam_search(sweep, one_thread_env):
+def test_generate_prints_one_output_a_line_by_beam_search(sweep):
     run, lines = sweep[1]["bpe"], ["the red bird", "a small fish eats"]
-    result = generate(run, lines, "decoding=beam", "beam_size=3", env=one_thread_env)
+    result = generate(run, lines, "decoding=beam", "beam_size=3")
     assert result.returncode == 0, result.stderr[-2000:]
     model, codec = checkpoint_model_and_codec(run)
     expected = []

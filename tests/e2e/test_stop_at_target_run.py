@@ -6,10 +6,10 @@ target of 0.5 stops it well before its 300."""
 
 import json
 import re
-import subprocess
-import sys
 
 import pytest
+
+from ..command_line import run_train
 
 RUN = [
     *("experiment=smoke", "data=copy", "data.min_len=1", "data.max_len=3", "model.lr=3e-3"),
@@ -24,10 +24,8 @@ STOPPED = re.compile(rf"stopped at step (\d+) of trainer\.max_steps=300: ({REASO
 
 
 @pytest.mark.slow
-def test_the_run_stops_at_its_target_and_says_where_and_why(tmp_path, one_thread_env):
-    command = [sys.executable, "-m", "transformer_lab.train", *RUN]
-    command.append(f"paths.outputs_root={tmp_path}")
-    done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, env=one_thread_env)
+def test_the_run_stops_at_its_target_and_says_where_and_why(tmp_path):
+    done = run_train(tmp_path, *RUN, cwd=tmp_path)  # a process: its terminal has no notice
     assert done.returncode == 0, done.stderr[-3000:]
     assert "on_before_batch_transfer" not in done.stdout + done.stderr  # no notice to act on
     ((step, reason, first, first_step, last, last_step),) = STOPPED.findall(

@@ -1,9 +1,9 @@
 """``hparams_search=optuna`` keeps its study in the sweep folder: a study stopped after two
 trials and started again with the same command ends with all its trials in one study and
-one history, which the report draws."""
+one history, which the report draws. The Optuna sweeper runs its trials in its own process,
+so the two commands run in the test process."""
 
 import subprocess
-import sys
 
 import optuna
 import pytest
@@ -12,6 +12,8 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 from transformer_lab.report import write_report
 from transformer_lab.sweep.study import load_study, study_storage
 
+from ..command_line import run_train_here
+
 STUDY = [
     *("-m", "hparams_search=optuna", "experiment=smoke", "data=copy"),
     *("trainer.max_steps=10", "trainer.val_check_interval=5", "optimized_metric=val/token_acc"),
@@ -19,20 +21,16 @@ STUDY = [
 ]
 
 
-def study(tmp_path, env, n_trials: int) -> subprocess.CompletedProcess:
-    command = [sys.executable, "-m", "transformer_lab.train", *STUDY]
-    command += [f"hydra.sweeper.n_trials={n_trials}", f"paths.outputs_root={tmp_path}"]
-    done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, env=env)
+def study(tmp_path, n_trials: int) -> subprocess.CompletedProcess:
+    done = run_train_here(tmp_path, *STUDY, f"hydra.sweeper.n_trials={n_trials}", cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     return done
 
 
 @pytest.mark.slow
-def test_a_study_stopped_after_two_trials_continues_to_all_four_in_one_history(
-    tmp_path, one_thread_env
-):
-    study(tmp_path, one_thread_env, n_trials=2)
-    again = study(tmp_path, one_thread_env, n_trials=4)
+def test_a_study_stopped_after_two_trials_continues_to_all_four_in_one_history(tmp_path):
+    study(tmp_path, n_trials=2)
+    again = study(tmp_path, n_trials=4)
     (sweep_dir,) = (tmp_path / "multirun").iterdir()
     assert sweep_dir.name == "study-lr_warmup"
     assert "study lr_warmup continues in" in again.stderr + again.stdout

@@ -5,7 +5,6 @@ equals recomputation, causal and padding invariance) hold on CUDA kernels too.
 """
 
 import json
-import subprocess
 import sys
 
 import pytest
@@ -13,6 +12,8 @@ import torch
 
 from transformer_lab.model import Seq2SeqTransformer
 from transformer_lab.tokens import BOS, PAD
+
+from ..command_line import python_module, run_command, run_train
 
 pytestmark = [
     pytest.mark.gpu,
@@ -22,10 +23,7 @@ ENCODINGS = ["sinusoidal", "learned", "rotary", "alibi", "none"]
 
 
 def test_the_base_model_trains_in_bf16_on_one_gpu(tmp_path):
-    command = [
-        sys.executable,
-        "-m",
-        "transformer_lab.train",
+    typed = [
         "experiment=paper_base",
         "trainer.max_steps=200",
         "trainer.val_check_interval=200",
@@ -33,9 +31,8 @@ def test_the_base_model_trains_in_bf16_on_one_gpu(tmp_path):
         "data.val_size=256",
         "data.test_size=256",
         "~callbacks.progress_bar",
-        f"paths.outputs_root={tmp_path}",
     ]
-    result = subprocess.run(command, capture_output=True, text=True, timeout=240)
+    result = run_train(tmp_path, *typed, cwd=tmp_path, timeout=240)
     assert result.returncode == 0, result.stderr[-3000:]
     (run,) = (tmp_path / "runs").iterdir()
     metrics = json.loads((run / "metrics.json").read_text())
@@ -68,17 +65,8 @@ def test_cache_and_invariances_hold_on_cuda(norm, pos):
 
 def test_the_benchmark_measures_every_row_on_the_gpu(tmp_path):
     rows_file = tmp_path / "rows.json"
-    command = [
-        sys.executable,
-        "-m",
-        "transformer_lab.bench",
-        "--quick",
-        "--device",
-        "cuda",
-        "--json",
-        str(rows_file),
-    ]
-    result = subprocess.run(command, capture_output=True, text=True, timeout=240)
+    command = python_module("transformer_lab.bench", "--quick", "--device", "cuda")
+    result = run_command([*command, "--json", str(rows_file)], tmp_path, timeout=240)
     assert result.returncode == 0, result.stderr[-3000:]
     rows = json.loads(rows_file.read_text())
     unmeasured = [row["name"] for row in rows if row["ratio"] is None]

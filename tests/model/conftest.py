@@ -18,11 +18,6 @@ TGT_VOCAB = 11
 MAX_LEN = 16
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread(one_thread):
-    """Every test here runs torch on one thread (the fixture of tests/conftest.py)."""
-
-
 @pytest.fixture(params=NORMS)
 def norm(request) -> str:
     return request.param

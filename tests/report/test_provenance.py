@@ -2,9 +2,6 @@
 
 import json
 
-import pytest
-
-from transformer_lab.report import write_report
 from transformer_lab.report.provenance import provenance_section
 from transformer_lab.report.sweep import load_sweep
 
@@ -49,14 +46,6 @@ def test_jobs_on_different_commits_or_a_dirty_tree_are_a_warning_naming_them(tmp
     assert "**Warning: the jobs of this sweep ran different code**" in text
     assert f"- transformer_lab 0.1.0, commit {'a' * 12} with changes: `seed=1`" in text
     assert f"- transformer_lab 0.1.0, commit {'b' * 12}: `seed=2`" in text
-
-
-@pytest.mark.slow
-def test_a_real_sweeps_report_has_the_section(tiny_sweep):
-    _, sweep = tiny_sweep
-    text = write_report(sweep).read_text()
-    assert "## Code and versions" in text
-    assert "Every job ran transformer_lab" in text
 
 
 def test_a_code_that_many_jobs_ran_names_three_of_them_and_counts_them_all(tmp_path):

@@ -8,6 +8,8 @@ import pytest
 
 from transformer_lab.sweep.study import ContinuedStudy, load_study, study_storage
 
+pytestmark = pytest.mark.slow  # real Optuna studies of training jobs
+
 State = optuna.trial.TrialState
 
 

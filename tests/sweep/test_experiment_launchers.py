@@ -1,8 +1,7 @@
 """A sweep over experiments whose launchers differ is refused before it starts: Hydra would
-launch every job with the sweep's own launcher (hydra #2946), not the experiment's."""
+launch every job with the sweep's own launcher (hydra #2946), not the experiment's (from
+the command line: tests/e2e/test_experiments_sweep_refused.py)."""
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,7 +12,10 @@ from hydra.types import RunMode
 from transformer_lab.sweep.checks import ConfigCheck
 from transformer_lab.sweep.parallel import SCHEMA_NOTICE
 
-pytestmark = pytest.mark.filterwarnings(f"ignore:{SCHEMA_NOTICE}")
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.filterwarnings(f"ignore:{SCHEMA_NOTICE}"),
+]  # composes every job of bundled sweeps
 
 CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
 ADVICE = (
@@ -118,13 +120,3 @@ def test_an_experiments_grid_is_refused_in_a_sweep_over_experiments(sweep_config
         "line, or one sweep per experiment (sweep job: experiment=norm_pe_grid)"
     )
     ConfigCheck().on_multirun_start(sweep_config(["experiment=norm_pe_grid", "seed=0,1"]))
-
-
-@pytest.mark.slow
-def test_the_command_line_refuses_before_any_folder(tmp_path, one_thread_env):
-    command = [sys.executable, "-m", "transformer_lab.train", "-m"]
-    command += ["experiment=norm_comparison,smoke", f"paths.outputs_root={tmp_path}"]
-    done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, env=one_thread_env)
-    assert done.returncode == 2, done.stderr[-2000:]
-    assert done.stderr.strip().splitlines()[-1].startswith("error: hydra/launcher='joblib': ")
-    assert list(tmp_path.iterdir()) == []

@@ -52,6 +52,7 @@ def refusal(capsys, config) -> str:
     return line
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("experiment", [e for e in EXPERIMENTS if e != "paper_base"])
 def test_every_bundled_experiments_hypotheses_can_be_evaluated_by_its_sweep(
     sweep_config, experiment
@@ -106,6 +107,7 @@ REFUSED = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("override", "message"), REFUSED, ids=[o for o, _ in REFUSED])
 def test_a_hypothesis_the_sweep_cannot_evaluate_is_refused_in_one_line(
     sweep_config, capsys, tmp_path, override, message

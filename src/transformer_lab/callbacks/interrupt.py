@@ -114,7 +114,7 @@ class InterruptCheckpoint(L.Callback):
 
     def on_train_batch_end(self, trainer: L.Trainer, *args) -> None:
         """Where the periodic ``last.ckpt`` is saved too: a checkpoint taken here resumes
-        exactly (tests/reliability/test_interrupt.py)."""
+        exactly (tests/e2e/test_interrupt.py)."""
         stop = trainer.strategy.reduce_boolean_decision(self.received is not None, all=False)
         if not stop:
             return

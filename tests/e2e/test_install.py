@@ -65,7 +65,9 @@ def test_a_wheel_in_a_fresh_venv_trains_and_evaluates_from_an_empty_folder(
     env = {k: v for k, v in one_thread_env.items() if k != "PYTHONPATH"}
     empty = tmp_path / "empty"
     empty.mkdir()
-    where = output(python, "-c", "import transformer_lab as t; print(t.__file__)", cwd=empty)
+    where = output(
+        python, "-c", "import transformer_lab as t; print(t.__file__)", cwd=empty, env=env
+    )
     assert Path(where).is_relative_to(venv)  # the wheel, not the checkout
 
     done = subprocess.run(

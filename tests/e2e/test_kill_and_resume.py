@@ -10,6 +10,8 @@ import pytest
 import torch
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
+from ..command_line import one_thread_env, run_command_here
+
 SAVE_OFTEN = "callbacks.last_checkpoint.every_n_train_steps=5"  # a kill loses little
 
 
@@ -28,11 +30,16 @@ def test_sigkilled_run_resumed_with_ckpt_path_last_matches_an_uninterrupted_run(
 ):
     straight_root, killed_root = tmp_path / "straight", tmp_path / "killed"
     straight_run = resumable_command(straight_root, SAVE_OFTEN)
-    subprocess.run(straight_run, cwd=tmp_path, check=True, capture_output=True)
+    result = run_command_here(straight_run, cwd=tmp_path)  # only the killed run: a process
+    assert result.returncode == 0, result.stderr[-3000:]
 
     killed_run = resumable_command(killed_root, SAVE_OFTEN)
     process = subprocess.Popen(
-        killed_run, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        killed_run,
+        cwd=tmp_path,
+        env=one_thread_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     deadline = time.monotonic() + 300
     while not list(killed_root.glob("runs/*/checkpoints/last.ckpt")):
@@ -46,7 +53,8 @@ def test_sigkilled_run_resumed_with_ckpt_path_last_matches_an_uninterrupted_run(
     assert 0 < resumed_from["global_step"] < 40
     assert not (killed / "metrics.json").exists()
 
-    subprocess.run([*killed_run, "ckpt_path=last"], cwd=tmp_path, check=True, capture_output=True)
+    result = run_command_here([*killed_run, "ckpt_path=last"], cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-3000:]
     assert only_run(killed_root) == killed  # the resume left no folder of its own
     straight = only_run(straight_root)
     expected = json.loads((straight / "metrics.json").read_text())

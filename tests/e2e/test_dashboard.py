@@ -1,6 +1,6 @@
 """What a sweep's runs leave for TensorBoard, read back with TensorBoard's own readers from
-the tiny real sweep of conftest: HPARAMS, the custom-scalars layout, accuracy against
-length, sample generations, the report's run and a quiet terminal."""
+a tiny real sweep: HPARAMS, the custom-scalars layout, accuracy against length, sample
+generations, the report's run and a quiet terminal."""
 
 import json
 import re
@@ -16,8 +16,51 @@ from transformer_lab.report import main as report_main
 from transformer_lab.tokens import detokenize
 from transformer_lab.training.module import Seq2SeqLitModule
 
+from ..command_line import run_train
+
 pytestmark = pytest.mark.slow  # the shared sweep takes ~30 s of CPU
 ALL = {"scalars": 0, "tensors": 0, "images": 0}
+
+# The tiny real two-job sweep through the command line that every test here reads:
+# ``model/norm=pre,post`` on 1-3 word copies of reversal, 30 steps at a high constant
+# learning rate, so ``val/seq_acc`` rises above 0 and a low target is reached at different
+# steps; a test_long split of 4-5 words; a fresh matplotlib cache, as in a new virtualenv.
+SWEEP = ["-m", "experiment=smoke", "model/norm=pre,post"]
+TINY = [
+    "data.min_len=1",
+    "data.max_len=3",
+    "data.test_long_size=16",
+    "data.test_long_max_len=5",
+    "model.lr=1e-2",
+    "model.schedule=constant",
+    "trainer.max_steps=30",
+    "trainer.val_check_interval=10",
+    "callbacks.layer_stats.every_n_steps=10",
+    "target_seq_acc=0.03",
+    "~callbacks.progress_bar",
+    "~callbacks.attention_maps",
+    "~callbacks.norm_comparison",
+]
+
+
+@pytest.fixture(scope="module")
+def sweep_run(tmp_path_factory):
+    """``(terminal output, sweep folder)`` of the dashboard's sweep."""
+    root = tmp_path_factory.mktemp("dashboard")
+    env = {"MPLCONFIGDIR": str(root / "matplotlib")}
+    result = run_train(root / "outputs", *SWEEP, *TINY, env=env)
+    assert result.returncode == 0, result.stderr[-3000:]
+    (sweep,) = (root / "outputs" / "multirun").iterdir()
+    return result.stdout + result.stderr, sweep
+
+
+@pytest.fixture(scope="module")
+def runs(sweep_run):
+    """The sweep's job folders, post-norm first."""
+    _, sweep = sweep_run
+    jobs = sorted(p for p in sweep.iterdir() if (p / ".hydra").is_dir())
+    assert len(jobs) == 2
+    return jobs
 
 
 def events_of(folder) -> EventAccumulator:

@@ -1,13 +1,10 @@
-"""Bad input fails before training with one clear message, and touches nothing written before."""
-
-import subprocess
-import sys
-from concurrent.futures import ThreadPoolExecutor
+"""Bad input on the command line: one clear message before training, exit 2, and nothing
+written before is touched (the same checks called directly: tests/job/). One of each kind
+starts a process; the rest run the same command in the test process."""
 
 import pytest
 
-from transformer_lab.config.validation import ConfigError
-from transformer_lab.job.run import train
+from ..command_line import run_train, run_train_here
 
 TINY = [
     "data.train_size=256",
@@ -19,54 +16,14 @@ TINY = [
     "samples=0",
 ]
 
-# (overrides, fragments the one error message must contain: the key, the value, what's allowed)
-BAD_INPUTS = [
+# The true command line for one of each kind: (overrides, fragments the one error message
+# must contain): a value the model refuses, a missing checkpoint, and Hydra's own message for
+# an unknown group option (raised while composing, before there is a config to train).
+ON_THE_COMMAND_LINE = [
     (["model.d_model=30"], ["model.d_model=30: not divisible by num_heads=4", "multiple"]),
-    (["model.d_model=33", "model.num_heads=3"], ["model.d_model=33: odd", "sinusoidal"]),
-    (
-        ["model.d_model=36", "model/pos_encoding=rotary"],
-        ["model.d_model=36: the head dimension", "36/4=9 is odd", "rotary"],
-    ),
-    (["model.max_len=8"], ["model.max_len=8", "max_len >= 11"]),
-    (
-        ["data.test_long_size=16", "data.test_long_max_len=80"],
-        ["model.max_len=64", "max_len >= 81"],
-    ),
-    (["data.vocab_size=3"], ["data.vocab_size=3: out of range; allowed: an integer >= 4"]),
-    (["data.min_len=6", "data.max_len=5"], ["data.min_len=6: above max_len=5"]),
-    (
-        ["model.num_encoder_layers=0"],
-        ["model.num_encoder_layers=0: out of range; allowed: an integer >= 1"],
-    ),
-    (["data.batch_size=0"], ["data.batch_size=0: out of range"]),
-    (["data.train_size=-5"], ["data.train_size=-5: out of range"]),
-    (["model.dropout=1.0"], ["model.dropout=1.0: out of range; allowed: a number in [0, 1)"]),
-    (["model.label_smoothing=1.5"], ["model.label_smoothing=1.5: out of range", "[0, 1)"]),
-    (["model.warmup_steps=-1"], ["model.warmup_steps=-1: out of range", "an integer >= 0"]),
-    (["model.schedule=cosine"], ["model.schedule='cosine'", "constant, linear_warmup, noam"]),
-    (["data.task=rotate"], ["data.task='rotate': unknown", "reverse"]),
     (["ckpt_path=/nowhere/last.ckpt"], ["ckpt_path='/nowhere/last.ckpt' does not exist"]),
-    (["ckpt_path=last"], ["ckpt_path=last", "no run of this experiment"]),
-    # an unknown group option: Hydra's own message, which lists the options
     (["model/norm=middle"], ["Could not find 'model/norm/middle'", "post", "pre"]),
 ]
-
-
-# the true command line for one of each kind: a value the model refuses, a missing
-# checkpoint, and Hydra's own message for an unknown group option (raised while composing)
-ON_THE_COMMAND_LINE = [0, 15, 17]
-
-
-def run(tmp_path, overrides):
-    command = [
-        sys.executable,
-        "-m",
-        "transformer_lab.train",
-        *TINY,
-        *overrides,
-        f"paths.outputs_root={tmp_path / 'outputs'}",
-    ]
-    return subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=300)
 
 
 def snapshot(root):
@@ -84,33 +41,14 @@ def with_an_earlier_run(outputs_root) -> None:
     (earlier / "checkpoints" / "last.ckpt").write_bytes(b"an earlier run's checkpoint")
 
 
-@pytest.mark.parametrize(
-    ("overrides", "fragments"),
-    BAD_INPUTS[:-1],  # the last fails while composing, before there is a config to train
-    ids=[" ".join(overrides) for overrides, _ in BAD_INPUTS[:-1]],
-)
-def test_each_bad_input_is_one_config_error_before_training(
-    compose_train, tmp_path, overrides, fragments
-):
-    cfg = compose_train([*TINY, *overrides, f"paths.outputs_root={tmp_path / 'outputs'}"])
-    with pytest.raises(ConfigError) as error:
-        train(cfg)
-    for fragment in fragments:
-        assert fragment in str(error.value), (overrides, fragment, str(error.value))
-    assert not list(tmp_path.rglob("*.ckpt")) and not list(tmp_path.rglob("events.out.*"))
-
-
 @pytest.mark.slow
 def test_on_the_command_line_a_bad_input_is_one_message_and_loses_nothing(tmp_path):
     with_an_earlier_run(tmp_path / "outputs")
     earlier = tmp_path / "outputs" / "runs" / "earlier"
     before = snapshot(earlier)
-    cases = [BAD_INPUTS[i] for i in ON_THE_COMMAND_LINE]
 
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        results = list(pool.map(lambda case: run(tmp_path, case[0]), cases))
-
-    for (overrides, fragments), result in zip(cases, results, strict=True):
+    for overrides, fragments in ON_THE_COMMAND_LINE:
+        result = run_train(tmp_path / "outputs", *TINY, *overrides, timeout=300)
         assert result.returncode != 0, overrides
         assert "Traceback" not in result.stderr, (overrides, result.stderr[-2000:])
         for fragment in fragments:
@@ -162,27 +100,16 @@ REFUSED_STARTS = {
 
 @pytest.fixture(scope="module")
 def refused_starts(tmp_path_factory):
-    """Each of REFUSED_STARTS started on the command line, two at a time, in an outputs_root
-    of its own that holds an earlier run: ``{case: (result, outputs_root, files before)}``."""
-
-    def start(case):
-        arguments, _ = REFUSED_STARTS[case]
+    """Each of REFUSED_STARTS run from the command line, in an outputs_root of its own
+    that holds an earlier run: ``{case: (result, outputs_root, files before)}``."""
+    starts = {}
+    for case, (arguments, _) in REFUSED_STARTS.items():
         outputs_root = tmp_path_factory.mktemp("refused") / "outputs"
         with_an_earlier_run(outputs_root)
         before = snapshot(outputs_root)
-        train = [sys.executable, "-m", "transformer_lab.train"]  # a case's -m comes first
-        command = [*train, *arguments, "experiment=smoke", f"paths.outputs_root={outputs_root}"]
-        try:
-            result = subprocess.run(
-                command, cwd=outputs_root.parent, capture_output=True, text=True, timeout=120
-            )
-        except subprocess.TimeoutExpired as late:  # it trains: the case fails, not the others
-            output = (late.stdout or "", late.stderr or "")
-            result = subprocess.CompletedProcess(command, None, *output)
-        return case, (result, outputs_root, before)
-
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        return dict(pool.map(start, REFUSED_STARTS))
+        result = run_train_here(outputs_root, *arguments, "experiment=smoke")  # -m first
+        starts[case] = (result, outputs_root, before)
+    return starts
 
 
 @pytest.mark.slow
@@ -204,7 +131,9 @@ def test_a_bad_value_on_the_command_line_is_one_line_exit_2_and_no_folder(refuse
 def test_a_setting_only_the_build_refuses_is_printed_once(tmp_path):
     """A callback's setting is checked by its constructor when the run builds it, after
     Hydra made the run folder: still one line and exit 2, not a log line as well."""
-    result = run(tmp_path, ["experiment=smoke", "callbacks.layer_stats.every_n_steps=0"])
+    result = run_train_here(
+        tmp_path / "outputs", *TINY, "experiment=smoke", "callbacks.layer_stats.every_n_steps=0"
+    )
     message = "callbacks.layer_stats.every_n_steps=0: out of range; allowed: an integer >= 1"
     assert result.returncode == 2, result.stderr[-2000:]
     assert error_lines(result.stderr) == [f"error: {message}"]

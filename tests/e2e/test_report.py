@@ -7,7 +7,7 @@ import statistics
 import pytest
 from scipy import stats
 
-from transformer_lab.report import main
+from transformer_lab.report import main, write_report
 from transformer_lab.report.sweep import load_sweep
 
 pytestmark = pytest.mark.slow  # the shared sweep takes ~15 s
@@ -121,3 +121,10 @@ def test_a_folder_that_is_not_a_sweep_gets_a_clear_message(tiny_sweep, tmp_path,
         metrics.unlink()
     assert main([str(unfinished)]) == 2
     assert "none of its 4 jobs has finished" in capsys.readouterr().err
+
+
+def test_a_real_sweeps_report_has_the_section(tiny_sweep):
+    _, sweep = tiny_sweep
+    text = write_report(sweep).read_text()
+    assert "## Code and versions" in text
+    assert "Every job ran transformer_lab" in text

@@ -12,6 +12,8 @@ import time
 import pytest
 import torch
 
+from ..command_line import one_thread_env, run_command, run_command_here
+
 # no periodic save: the signal's own last.ckpt is the only one
 ONLY_THE_SIGNAL_SAVES = [
     "callbacks.last_checkpoint.every_n_train_steps=1000",
@@ -28,13 +30,13 @@ def run(resumable_command):
 LINE = re.compile(r"^(SIGINT|SIGTERM) at step (\d+): saved (.+); resume with: (.+)$", re.M)
 
 
-def start(command, cwd, env):
+def start(command, cwd):
     """The job as a terminal would run it: SIGINT at its default (a process started in the
     background by a shell, as CI may start pytest, would otherwise inherit SIG_IGN)."""
     return subprocess.Popen(
         command,
         cwd=cwd,
-        env=env,
+        env=one_thread_env(),
         text=True,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -55,14 +57,12 @@ def signal_after_first_validation(process, outputs_root, signum) -> str:
 
 
 @pytest.mark.slow
-def test_ctrl_c_saves_the_step_reached_and_the_printed_command_resumes_it_exactly(
-    tmp_path, one_thread_env, run
-):
+def test_ctrl_c_saves_the_step_reached_and_the_printed_command_resumes_it_exactly(tmp_path, run):
     straight_root, stopped_root = tmp_path / "straight", tmp_path / "stopped"
-    straight = start(run(straight_root), tmp_path, one_thread_env)
-    assert straight.wait(timeout=300) == 0, straight.stdout.read()
+    straight = run_command_here(run(straight_root), cwd=tmp_path)  # no signal: no process
+    assert straight.returncode == 0, straight.stdout + straight.stderr
 
-    process = start(run(stopped_root), tmp_path, one_thread_env)
+    process = start(run(stopped_root), tmp_path)
     output = signal_after_first_validation(process, stopped_root, signal.SIGINT)
     assert process.returncode == 130, output
     (line,) = LINE.findall(output)
@@ -74,9 +74,7 @@ def test_ctrl_c_saves_the_step_reached_and_the_printed_command_resumes_it_exactl
     assert 20 <= step < 40  # the step reached, not the last periodic save (there is none)
     assert not (run / "metrics.json").exists()
 
-    resumed = subprocess.run(
-        shlex.split(command), cwd=tmp_path, env=one_thread_env, capture_output=True, text=True
-    )
+    resumed = run_command(shlex.split(command), cwd=tmp_path)  # its stderr: no warning
     assert resumed.returncode == 0, resumed.stderr
     assert list((stopped_root / "runs").iterdir()) == [run]  # no stray folder
     assert sorted(p.name for p in (run / "checkpoints").iterdir()) == ["best.ckpt", "last.ckpt"]
@@ -97,8 +95,8 @@ def test_ctrl_c_saves_the_step_reached_and_the_printed_command_resumes_it_exactl
 
 
 @pytest.mark.slow
-def test_sigterm_saves_the_step_reached_and_exits_143(tmp_path, one_thread_env, run):
-    process = start(run(tmp_path / "outputs"), tmp_path, one_thread_env)
+def test_sigterm_saves_the_step_reached_and_exits_143(tmp_path, run):
+    process = start(run(tmp_path / "outputs"), tmp_path)
     output = signal_after_first_validation(process, tmp_path / "outputs", signal.SIGTERM)
     assert process.returncode == 143, output
     (line,) = LINE.findall(output)

@@ -5,11 +5,14 @@ import json
 
 import lightning as L
 import pandas
+import pytest
 import torch
 
 from transformer_lab.job.build import build
 from transformer_lab.job.run import train
 from transformer_lab.runs.learning_curve import read_scalars
+
+pytestmark = pytest.mark.slow  # real training runs
 
 TINY = ["experiment=smoke", "~callbacks.norm_comparison", "~callbacks.attention_maps"]
 

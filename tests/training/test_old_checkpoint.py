@@ -7,13 +7,12 @@ from pathlib import Path
 
 import pytest
 import torch
-from hydra import compose, initialize_config_dir
-from hydra.core.global_hydra import GlobalHydra
 
 from transformer_lab.evaluate import evaluate
 from transformer_lab.job.run import train
 
-CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
+from ..conftest import eval_config
+
 OLD = Path(__file__).resolve().parents[1] / "fixtures" / "checkpoint_before_stage_folders.ckpt"
 ITS_RUN = [
     "experiment=smoke",
@@ -32,10 +31,7 @@ ITS_RUN = [
 
 
 def test_an_old_checkpoint_evaluates_to_its_runs_own_test_loss(tmp_path):
-    GlobalHydra.instance().clear()
-    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
-        cfg = compose("evaluate", overrides=["samples=0", "beam_size=2"])
-    GlobalHydra.instance().clear()
+    cfg = eval_config(samples=0, beam_size=2)
     cfg.ckpt_path, cfg.output = str(OLD), str(tmp_path / "eval.json")
     results = evaluate(cfg)
     assert results["global_step"] == 6

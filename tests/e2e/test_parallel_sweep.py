@@ -1,14 +1,14 @@
 """A real four-job sweep under hydra/launcher=joblib keeps every promise of a sweep."""
 
 import json
-import subprocess
-import sys
 
 import pytest
 
 from transformer_lab.report import main as report
 from transformer_lab.runs.reader import read_jobs
 from transformer_lab.sweep.threads import cores, threads_per_job
+
+from ..command_line import run_train
 
 pytestmark = pytest.mark.slow  # four tiny jobs, two at a time: ~40 s on 2 cores
 
@@ -27,24 +27,13 @@ SWEEP = ["model.lr=1e-3,3e-3,1e3,-1", "~hydra.callbacks.config_check"]
 
 
 @pytest.fixture(scope="module")
-def sweep(tmp_path_factory, one_thread_env):
+def sweep(tmp_path_factory):
     """``(completed process, sweep folder)``. The parent's ``OMP_NUM_THREADS=3`` is what
     joblib's workers inherit, so a job that did not pin its threads would run on 3."""
     root = tmp_path_factory.mktemp("parallel_sweep")
-    command = [
-        sys.executable,
-        "-m",
-        "transformer_lab.train",
-        "-m",
-        "hydra/launcher=joblib",
-        f"hydra.launcher.n_jobs={N_JOBS}",
-        *SWEEP,
-        *TINY,
-        f"paths.outputs_root={root}",
-    ]
-    env = {**one_thread_env, "OMP_NUM_THREADS": "3"}
-    result = subprocess.run(command, cwd=root, capture_output=True, text=True, env=env, timeout=600)
-    (folder,) = (root / "multirun").iterdir()
+    joblib = ["-m", "hydra/launcher=joblib", f"hydra.launcher.n_jobs={N_JOBS}"]
+    result = run_train(root / "outputs", *joblib, *SWEEP, *TINY, env={"OMP_NUM_THREADS": "3"})
+    (folder,) = (root / "outputs" / "multirun").iterdir()
     return result, folder
 
 

@@ -15,6 +15,8 @@ import time
 import pytest
 import torch
 
+from ..command_line import one_thread_env, run_command_here, train_command
+
 STEPS = 200
 JOB = [
     "experiment=smoke",
@@ -34,24 +36,14 @@ def job_folder(sweep, seed):
 
 
 @pytest.mark.slow
-def test_ctrl_c_stops_a_parallel_sweep_with_each_running_job_saved(tmp_path, one_thread_env):
+def test_ctrl_c_stops_a_parallel_sweep_with_each_running_job_saved(tmp_path):
     sweep = tmp_path / "sweep"
-    command = [
-        sys.executable,
-        "-m",
-        "transformer_lab.train",
-        "-m",
-        "hydra/launcher=joblib",
-        "hydra.launcher.n_jobs=2",
-        *JOB,
-        "seed=0,1,2",
-        f"hydra.sweep.dir={sweep}",
-        f"paths.outputs_root={tmp_path}",
-    ]
+    joblib = ["-m", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2"]
+    command = train_command(tmp_path, *joblib, *JOB, "seed=0,1,2", f"hydra.sweep.dir={sweep}")
     process = subprocess.Popen(
         command,
         cwd=tmp_path,
-        env=one_thread_env,
+        env=one_thread_env(),
         text=True,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -92,9 +84,7 @@ def test_ctrl_c_stops_a_parallel_sweep_with_each_running_job_saved(tmp_path, one
 
     resume = shlex.split(stopped[first.name][1])
     assert resume[:3] == [sys.executable, "-m", "transformer_lab.train"]
-    resumed = subprocess.run(
-        resume, cwd=tmp_path, env=one_thread_env, capture_output=True, text=True
-    )
+    resumed = run_command_here(resume, cwd=tmp_path)  # one job: no launcher
     assert resumed.returncode == 0, shlex.join(resume) + resumed.stderr
     metrics = json.loads((first / "metrics.json").read_text())
     assert metrics["global_step"] == STEPS

@@ -5,14 +5,11 @@ No timing is asserted: the numbers of a toy run on a shared machine mean nothing
 
 import json
 import math
-import subprocess
-import sys
 
 import pytest
 import torch
 
-from transformer_lab.bench.inference import greedy_outputs
-from transformer_lab.bench.workloads import QUICK
+from ..command_line import python_module, run_command, run_command_here
 
 ROW_KEYS = {"name", "ours", "peer", "unit", "ratio"}
 COMPARISONS = (
@@ -37,8 +34,8 @@ pytestmark = pytest.mark.slow  # a real --quick benchmark run in a subprocess
 def rows(tmp_path_factory):
     folder = tmp_path_factory.mktemp("bench")
     outputs = ["--json", str(folder / "rows.json"), "--markdown", str(folder / "rows.md")]
-    command = [sys.executable, "-m", "transformer_lab.bench", "--quick", "--threads", "1", *outputs]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    command = python_module("transformer_lab.bench", "--quick", "--threads", "1", *outputs)
+    done = run_command(command, folder, timeout=120)
     assert done.returncode == 0, done.stderr[-3000:]
     terminal = done.stdout + done.stderr
     assert "USDT" not in terminal  # the profiler's C++ chatter stays off the terminal
@@ -74,16 +71,10 @@ def test_the_decoding_row_reports_identical_outputs(rows):
     assert "identical outputs" in decoding["name"]
 
 
-def test_cached_and_recomputed_greedy_decoding_give_identical_tokens():
-    cached, recomputed = greedy_outputs(QUICK, new_tokens=12)
-    assert cached.shape == (QUICK.batch, 13)
-    assert torch.equal(cached, recomputed)
-
-
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the message of a machine without")
-def test_asking_for_a_gpu_where_there_is_none_is_one_clear_error():
-    command = [sys.executable, "-m", "transformer_lab.bench", "--quick", "--device", "cuda"]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+def test_asking_for_a_gpu_where_there_is_none_is_one_clear_error(tmp_path):
+    command = python_module("transformer_lab.bench", "--quick", "--device", "cuda")
+    done = run_command_here(command, tmp_path)  # refused before any work: run here
     assert done.returncode == 2
     assert done.stderr.strip().endswith(
         "error: --device cuda: torch sees no CUDA GPU here; allowed on this machine: cpu"

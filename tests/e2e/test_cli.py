@@ -1,41 +1,22 @@
-"""The command line as a user runs it: a real two-job multirun in a subprocess."""
+"""The command line as a user runs it: a single run in a process of its own, what its
+terminal shows; a two-job multirun, whose basic launcher runs the jobs in its own process,
+in the test process."""
 
 import json
 import re
-import subprocess
-import sys
 
 import pytest
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
-from tensorboard.plugins.hparams.plugin_data_pb2 import HParamsPluginData
+
+from ..command_line import run_train, run_train_here
 
 TINY = ["experiment=smoke", "trainer.max_steps=8", "trainer.val_check_interval=4"]
 
 
-def run_cli(tmp_path, *overrides, timeout=240):
-    command = [
-        sys.executable,
-        "-m",
-        "transformer_lab.train",
-        *overrides,
-        f"paths.outputs_root={tmp_path / 'outputs'}",
-    ]
-    return subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=timeout)
-
-
-def hparams_of(run_dir):
-    events = EventAccumulator(str(run_dir))
-    events.Reload()
-    content = events.PluginTagToContent("hparams")
-    data = {tag: HParamsPluginData.FromString(raw) for tag, raw in content.items()}
-    experiment = next(d.experiment for d in data.values() if d.HasField("experiment"))
-    session = next(d.session_start_info for d in data.values() if d.HasField("session_start_info"))
-    return events, experiment, session
-
-
 @pytest.mark.slow
-def test_multirun_makes_one_folder_per_job_named_by_its_overrides(tmp_path):
-    result = run_cli(tmp_path, "-m", "model/norm=pre,post", *TINY, "~callbacks.attention_maps")
+def test_multirun_makes_one_folder_per_job_named_by_its_overrides(tmp_path, read_hparams):
+    typed = ["-m", "model/norm=pre,post", *TINY, "~callbacks.attention_maps"]
+    result = run_train_here(tmp_path / "outputs", *typed)
     assert result.returncode == 0, result.stderr[-3000:]
     (sweep,) = (tmp_path / "outputs" / "multirun").iterdir()
     runs = sorted(p for p in sweep.iterdir() if p.is_dir())
@@ -52,7 +33,9 @@ def test_multirun_makes_one_folder_per_job_named_by_its_overrides(tmp_path):
         assert metrics["global_step"] == 8
         assert 0.0 <= metrics["test/seq_acc"] <= 1.0
 
-        events, experiment, session = hparams_of(run)
+        events = EventAccumulator(str(run))
+        events.Reload()
+        experiment, session = read_hparams(run)
         assert {"val/loss", "train/loss", "train/lr", "test/seq_acc"} <= set(
             events.Tags()["scalars"]
         )
@@ -70,7 +53,7 @@ def test_multirun_makes_one_folder_per_job_named_by_its_overrides(tmp_path):
 
 @pytest.mark.slow
 def test_single_run_prints_where_outputs_go_and_ends_with_metrics_and_samples(tmp_path):
-    result = run_cli(tmp_path, *TINY, "samples=3")
+    result = run_train(tmp_path / "outputs", *TINY, "samples=3")
     assert result.returncode == 0, result.stderr[-3000:]
     out = result.stdout + result.stderr
     (run,) = (tmp_path / "outputs" / "runs").iterdir()

@@ -1,6 +1,7 @@
 """Real (tiny) training runs through the same code path as the CLI."""
 
 import json
+from pathlib import Path
 
 import pytest
 import torch
@@ -9,6 +10,10 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 from transformer_lab.job.build import build
 from transformer_lab.job.run import train
 from transformer_lab.runs.learning_curve import read_scalars
+
+from ..conftest import compose_run
+
+pytestmark = pytest.mark.slow  # real training runs
 
 TINY = ["experiment=smoke"]  # 20 steps of a d_model 32 model on 512 pairs
 
@@ -26,10 +31,15 @@ def test_fast_dev_run_fits_every_norm_and_positional_encoding(compose_train, nor
     assert 0.0 <= float(trainer.callback_metrics["val/seq_acc"]) <= 1.0
 
 
-def test_run_writes_config_checkpoints_events_and_metrics(compose_train, tmp_path):
-    cfg = compose_train(TINY)
-    metrics = train(cfg)
-    run = tmp_path / "run"
+@pytest.fixture(scope="module")
+def smoke_run(tmp_path_factory) -> tuple[Path, dict]:
+    """``(run folder, what train returned)`` of one run of experiment=smoke."""
+    run = tmp_path_factory.mktemp("smoke") / "run"
+    return run, train(compose_run(run, TINY))
+
+
+def test_run_writes_config_checkpoints_events_and_metrics(smoke_run):
+    run, metrics = smoke_run
     assert (run / "config_resolved.yaml").is_file()
     assert (run / "checkpoints" / "last.ckpt").is_file()
     assert (run / "checkpoints" / "best.ckpt").is_file()
@@ -46,11 +56,11 @@ def test_run_writes_config_checkpoints_events_and_metrics(compose_train, tmp_pat
         assert [e.step for e in events.Scalars(tag)] == [4, 9, 14, 19], tag
 
 
-def test_checkpoint_loads_with_weights_only_and_rebuilds_the_model(compose_train, tmp_path):
+def test_checkpoint_loads_with_weights_only_and_rebuilds_the_model(smoke_run):
     from transformer_lab.training.module import Seq2SeqLitModule
 
-    train(compose_train(TINY))
-    path = tmp_path / "run" / "checkpoints" / "last.ckpt"
+    run, _ = smoke_run
+    path = run / "checkpoints" / "last.ckpt"
     checkpoint = torch.load(path, weights_only=True)
     assert checkpoint["hyper_parameters"]["d_model"] == 32
     restored = Seq2SeqLitModule.load_from_checkpoint(path, weights_only=True)
@@ -78,7 +88,6 @@ def test_same_seed_gives_identical_metrics_and_weights_and_another_seed_does_not
     )
 
 
-@pytest.mark.slow
 def test_loss_falls_clearly_on_the_copy_task(compose_train):
     # 200 steps: at 150 the layered draw's val split ended at 0.501 of the initial loss
     cfg = compose_train(

@@ -4,30 +4,19 @@ own test metrics, and turns every kind of bad checkpoint into one clear error.""
 import json
 import re
 import shutil
-import subprocess
-import sys
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import lightning
 import pytest
 import torch
-from hydra import compose, initialize_config_dir
-from hydra.core.global_hydra import GlobalHydra
 
 from transformer_lab.evaluate import EvaluationError, cli, evaluate
 from transformer_lab.job.run import train
 
+from ..conftest import eval_config
+
 CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
 TINY = ["experiment=smoke", "data.test_long_size=48", "data.test_long_max_len=13"]
-
-
-def eval_config(**values):
-    GlobalHydra.instance().clear()
-    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
-        cfg = compose("evaluate", overrides=[f"{k}={v}" for k, v in values.items()])
-    GlobalHydra.instance().clear()
-    return cfg
 
 
 @pytest.mark.slow
@@ -111,23 +100,6 @@ def test_a_checkpoint_older_than_the_end_of_its_run_is_said_to_be(
     ) in caplog.messages
 
 
-@pytest.fixture
-def untrained_checkpoint(tmp_path, lab_module) -> tuple[Path, dict]:
-    """A checkpoint file as training writes it, but of an untrained model: ``(path, dict)``."""
-    module = lab_module(src_vocab_size=16, tgt_vocab_size=16, d_model=16, num_heads=2)
-    data = dict(task="reverse", vocab_size=16, train_size=64, val_size=8, test_size=8)
-    checkpoint = {
-        "state_dict": module.state_dict(),
-        "hyper_parameters": dict(module.hparams),
-        "datamodule_hyper_parameters": data,
-        "global_step": 7,
-        "pytorch-lightning_version": lightning.__version__,
-    }
-    path = tmp_path / "untrained.ckpt"
-    torch.save(checkpoint, path)
-    return path, checkpoint
-
-
 def test_a_bad_beam_setting_is_named_before_anything_runs(untrained_checkpoint):
     path, _ = untrained_checkpoint
     with pytest.raises(EvaluationError, match=r"beam_size must be between 1 and 13.*got 0"):
@@ -192,50 +164,6 @@ def test_a_file_that_cannot_rebuild_the_run_is_a_clear_error(tmp_path, content, 
         torch.save(content, path)
     with pytest.raises(EvaluationError, match=message):
         evaluate(eval_config(ckpt_path=path))
-
-
-def evaluate_on_the_command_line(cwd: Path, *arguments: str) -> subprocess.CompletedProcess:
-    command = [sys.executable, "-m", "transformer_lab.evaluate", *arguments]
-    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=300)
-
-
-@pytest.mark.slow
-def test_the_command_line_evaluates_a_sweep_job_folder_and_reports_errors_in_one_line(
-    untrained_checkpoint, tmp_path
-):
-    path, _ = untrained_checkpoint
-    job = tmp_path / "model.norm=pre,seed=1"  # a sweep job's folder name: '=' and ','
-    (job / ".hydra").mkdir(parents=True)
-    (job / "checkpoints").mkdir()
-    shutil.copy(path, job / "checkpoints" / "last.ckpt")
-    empty = tmp_path / "experiment=x,model.pos_encoding=rotary"
-    empty.mkdir()
-    settings = ["beam_size=2", "samples=1", "data.test_size=16"]
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        done, failed = pool.map(
-            lambda arguments: evaluate_on_the_command_line(tmp_path, *arguments),
-            [[f"ckpt_path={job}", *settings], [f"ckpt_path={empty}"]],
-        )
-    assert sorted(tmp_path.iterdir()) == sorted([path, job, empty])  # nothing in the cwd
-
-    assert done.returncode == 0, done.stderr
-    written = job / "eval_test_size=16.json"
-    assert f"wrote {written}" in done.stdout.splitlines()
-    assert "sample generations (test split)" in done.stdout
-    results = json.loads(written.read_text())
-    assert results["checkpoint"] == str(job / "checkpoints" / "last.ckpt")
-    assert (results["global_step"], results["data"]) == (7, {"test_size": 16})
-    assert results["greedy"]["test/loss"] > 2.0  # untrained: about ln(16) nats a token
-    same = evaluate(eval_config(ckpt_path=path, samples=0, beam_size=2, **{"data.test_size": 16}))
-    for decoding in ("greedy", "beam"):
-        assert results[decoding] == pytest.approx(same[decoding], rel=1e-6), decoding
-
-    assert failed.returncode == 2
-    assert failed.stderr.strip() == (
-        f"error: ckpt_path: {empty}/checkpoints/last.ckpt does not exist; give a checkpoint "
-        "file or a run folder that holds checkpoints/last.ckpt"
-    )
-    assert list(empty.iterdir()) == []
 
 
 def test_a_misspelt_setting_is_one_error_line_that_names_it(capsys):

@@ -1,8 +1,6 @@
 """trainer=ddp on two CPU processes (gloo) under one Hydra run."""
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import lightning as L
@@ -11,6 +9,8 @@ import torch
 
 from transformer_lab.data import SyntheticDataModule
 from transformer_lab.training.module import Seq2SeqLitModule
+
+from ..command_line import run_train
 
 # 512 training examples on 2 ranks in batches of 16: 16 steps an epoch. val 63 and test 65
 # do not split evenly: a padding sampler would count an example twice, and with 65 rank 0
@@ -30,9 +30,7 @@ MID_EPOCH = 10  # the step of a checkpoint inside the first epoch
 
 def train_ddp(cwd: Path, outputs: Path, *overrides: str) -> Path:
     """Train with DDP on two processes; the run folder."""
-    command = [sys.executable, "-m", "transformer_lab.train", *DDP, *TINY]
-    command += [f"paths.outputs_root={outputs}", *overrides]
-    result = subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=600)
+    result = run_train(outputs, *DDP, *TINY, *overrides, cwd=cwd)
     assert result.returncode == 0, result.stderr[-3000:]
     (run,) = (outputs / "runs").iterdir()  # no second folder for rank 1
     return run
@@ -104,19 +102,3 @@ def test_a_ddp_run_resumed_mid_epoch_ends_where_the_uninterrupted_run_ends(strai
     a, b = final_weights(run), final_weights(resumed)
     assert a.keys() == b.keys()
     assert max((a[k].float() - b[k].float()).abs().max().item() for k in a) <= 1e-6
-
-
-def test_a_local_multirun_refuses_ddp_with_a_clear_message(compose_train):
-    from hydra.core.hydra_config import HydraConfig
-    from hydra.types import RunMode
-    from omegaconf import read_write
-
-    from transformer_lab.config.validation import ConfigError
-    from transformer_lab.job.checks import check_launcher
-
-    cfg = compose_train(["trainer=ddp", "trainer.devices=2"])
-    check_launcher(cfg, HydraConfig.get())  # a single run: fine
-    with read_write(HydraConfig.get()):
-        HydraConfig.get().mode = RunMode.MULTIRUN
-    with pytest.raises(ConfigError, match=r"local multirun; allowed: .*hydra/launcher=slurm"):
-        check_launcher(cfg, HydraConfig.get())

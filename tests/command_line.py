@@ -1,0 +1,76 @@
+"""The one way the tests start the project's command line: ``python -m <module> ...`` with
+this interpreter, torch on one thread, the output captured as text; in a process of its own
+(:func:`run_command`, with a timeout) or, where the test needs no process, in the test
+process (:func:`run_command_here`, see tests/in_process.py), the same command either way.
+
+Tiny models gain nothing from intra-op threads and lose a lot under CPU contention, so every
+start gets ``OMP_NUM_THREADS=1`` unless the test sets it itself.
+"""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from .in_process import run_in_process
+
+
+def one_thread_env(**variables: str) -> dict[str, str]:
+    """This process's environment with ``OMP_NUM_THREADS=1``, then ``variables``."""
+    return {**os.environ, "OMP_NUM_THREADS": "1", **variables}
+
+
+def python_module(module: str, *arguments: str) -> list[str]:
+    """The argv of ``python -m module *arguments``."""
+    return [sys.executable, "-m", module, *arguments]
+
+
+def train_command(outputs_root: Path, *overrides: str) -> list[str]:
+    """The argv of ``python -m transformer_lab.train *overrides paths.outputs_root=...``;
+    a sweep's ``-m`` comes first in ``overrides``, as a user types it."""
+    return python_module("transformer_lab.train", *overrides, f"paths.outputs_root={outputs_root}")
+
+
+def run_command(
+    command: list[str], cwd: Path, env: dict[str, str] | None = None, timeout: float = 600
+) -> subprocess.CompletedProcess:
+    """Run ``command`` in a process in ``cwd`` to its end; ``env`` adds to
+    :func:`one_thread_env`."""
+    return subprocess.run(
+        command,
+        cwd=cwd,
+        env=one_thread_env(**(env or {})),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def run_command_here(
+    command: list[str], cwd: Path, env: dict[str, str] | None = None, input: str = ""
+) -> subprocess.CompletedProcess:
+    """Run ``command`` in the test process as a process would, in ``cwd``, with ``input`` on
+    its stdin, to its end; ``env`` adds to :func:`one_thread_env`."""
+    return run_in_process(command, cwd, one_thread_env(**(env or {})), input)
+
+
+def run_train(
+    outputs_root: Path,
+    *overrides: str,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+    timeout: float = 600,
+) -> subprocess.CompletedProcess:
+    """:func:`train_command` run in a process to its end, in ``cwd`` (the outputs root's
+    parent unless given)."""
+    command = train_command(outputs_root, *overrides)
+    return run_command(command, cwd or outputs_root.parent, env, timeout)
+
+
+def run_train_here(
+    outputs_root: Path, *overrides: str, cwd: Path | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
+    """:func:`train_command` run in the test process to its end, in ``cwd`` (the outputs
+    root's parent unless given)."""
+    command = train_command(outputs_root, *overrides)
+    return run_command_here(command, cwd or outputs_root.parent, env)

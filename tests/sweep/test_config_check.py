@@ -1,0 +1,107 @@
+"""The sweep's side of the configuration check (sweep/checks.py): a Hydra callback that
+refuses a run, or every job of a sweep, with one line before Hydra makes any folder; the jobs
+it expands are the configs the launcher composes."""
+
+import itertools
+from pathlib import Path
+
+import pytest
+from hydra import initialize_config_dir
+from hydra.core.global_hydra import GlobalHydra
+from hydra.types import RunMode
+from omegaconf import OmegaConf, open_dict
+
+from transformer_lab.config.jobs import job_configs, split_config
+from transformer_lab.sweep.checks import ConfigCheck
+from transformer_lab.sweep.parallel import SCHEMA_NOTICE
+
+pytestmark = pytest.mark.filterwarnings(f"ignore:{SCHEMA_NOTICE}")
+
+CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
+
+
+@pytest.fixture
+def loader():
+    """Hydra's config loader, as ``hydra.main`` sets it up, for the callback's expansion."""
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        yield GlobalHydra.instance().config_loader()
+
+
+def composed(loader, overrides, multirun=False):
+    """The config Hydra hands the callbacks: ``hydra`` node included, nothing resolved."""
+    mode = RunMode.MULTIRUN if multirun else RunMode.RUN
+    extra = ["hydra.mode=MULTIRUN"] if multirun else []
+    config = loader.load_configuration("train", [*overrides, *extra], run_mode=mode)
+    if not multirun:
+        with open_dict(config):
+            config.hydra.mode = RunMode.RUN  # as Hydra.run sets it
+    return config
+
+
+def refusal(capsys, hook, config) -> str:
+    with pytest.raises(SystemExit) as stop:
+        getattr(ConfigCheck(), hook)(config)
+    assert stop.value.code == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    return line
+
+
+def test_a_run_is_refused_before_its_folder_with_one_line(loader, capsys, tmp_path):
+    bad = ["experiment=smoke", "model.lr=abc", f"paths.outputs_root={tmp_path}"]
+    config = composed(loader, bad)
+    line = refusal(capsys, "on_run_start", config)
+    assert line == "error: model.lr='abc': not a number; allowed: a number > 0"
+    assert OmegaConf.is_missing(config.hydra.runtime, "output_dir")  # before run_job set it
+    assert list(tmp_path.iterdir()) == []
+    ConfigCheck().on_run_start(composed(loader, ["experiment=smoke"]))  # a good one passes
+
+
+def test_every_job_of_a_sweep_is_checked_and_the_bad_one_named(loader, capsys):
+    sweep = ["experiment=smoke", "model/norm=pre,post", "model.lr=1e-3,abc"]
+    config = composed(loader, sweep, multirun=True)
+    line = refusal(capsys, "on_multirun_start", config)
+    assert line == (
+        "error: model.lr='abc': not a number; allowed: a number > 0 "
+        "(sweep job: model/norm=pre,model.lr=abc)"
+    )
+
+
+def test_a_local_sweep_of_ddp_jobs_is_refused_up_front(loader, capsys):
+    config = composed(loader, ["trainer=ddp", "trainer.accelerator=cpu", "seed=0,1"], True)
+    line = refusal(capsys, "on_multirun_start", config)
+    assert "trainer.strategy='ddp': with trainer.devices=2 in a local multirun" in line
+
+
+def test_an_optimizing_sweep_checks_its_own_config_and_direction(loader, capsys):
+    def study(*overrides):
+        return composed(loader, ["hparams_search=optuna", "experiment=smoke", *overrides], True)
+
+    line = refusal(capsys, "on_multirun_start", study("optimized_metric=val/loss"))
+    assert line == (
+        "error: optimized_metric=val/loss is to minimize, but hydra.sweeper.direction=maximize; "
+        "allowed: hydra.sweeper.direction=minimize"
+    )
+    line = refusal(capsys, "on_multirun_start", study("model.dropout=2"))
+    assert line == "error: model.dropout=2: out of range; allowed: a number in [0, 1)"
+    # the values it draws are its own: a trial that draws a bad one fails alone, later
+    ConfigCheck().on_multirun_start(study("model.warmup_steps=choice(-1,0)"))
+
+
+@pytest.mark.slow
+def test_the_expanded_jobs_are_the_configs_the_launcher_composes(loader):
+    """Composed once per combination of groups, values applied after: the same configs,
+    in the same order, as ``load_sweep_config`` composes for each job."""
+    values = ["model.lr=1e-3", "~callbacks.samples", "+trainer.benchmark=true"]
+    sweep = ["experiment=smoke", "model/norm=pre,post", "data=copy,sort", "seed=0,1", *values]
+    config = composed(loader, sweep, multirun=True)
+    jobs = list(job_configs(config))
+    expected = list(itertools.product(["pre", "post"], ["copy", "sort"], ["0", "1"]))
+    assert len(jobs) == len(expected) == 8
+    for (name, task, hydra_cfg), (norm, data, seed) in zip(jobs, expected, strict=True):
+        assert name == f"model/norm={norm},data={data},seed={seed}"
+        job = ["experiment=smoke", f"model/norm={norm}", f"data={data}", f"seed={seed}", *values]
+        launched, launched_hydra = split_config(loader.load_sweep_config(config, job))
+        assert OmegaConf.to_container(task) == OmegaConf.to_container(launched), name
+        assert hydra_cfg.mode == launched_hydra.mode == RunMode.MULTIRUN
+        assert "samples" not in task.callbacks and task.trainer.benchmark is True
