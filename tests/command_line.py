@@ -8,6 +8,7 @@ start gets ``OMP_NUM_THREADS=1`` unless the test sets it itself.
 """
 
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -44,6 +45,22 @@ def run_command(
         text=True,
         timeout=timeout,
     )
+
+
+def start_command(command: list[str], cwd: Path, **popen: object) -> subprocess.Popen:
+    """Start ``command`` in a process in ``cwd`` and return it running, for the tests that
+    signal or kill it: output merged into one text pipe, and SIGINT at its default, as in a
+    terminal (a process started in the background by a shell, as CI may start pytest,
+    would otherwise inherit SIG_IGN); ``popen`` overrides any of these."""
+    settings = {
+        "env": one_thread_env(),
+        "text": True,
+        "stdout": subprocess.PIPE,
+        "stderr": subprocess.STDOUT,
+        "preexec_fn": lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        **popen,
+    }
+    return subprocess.Popen(command, cwd=cwd, **settings)
 
 
 def run_command_here(

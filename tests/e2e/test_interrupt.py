@@ -6,13 +6,12 @@ import json
 import re
 import shlex
 import signal
-import subprocess
 import time
 
 import pytest
 import torch
 
-from ..command_line import one_thread_env, run_command, run_command_here
+from ..command_line import run_command, run_command_here, start_command
 
 # no periodic save: the signal's own last.ckpt is the only one
 ONLY_THE_SIGNAL_SAVES = [
@@ -28,20 +27,6 @@ def run(resumable_command):
 
 
 LINE = re.compile(r"^(SIGINT|SIGTERM) at step (\d+): saved (.+); resume with: (.+)$", re.M)
-
-
-def start(command, cwd):
-    """The job as a terminal would run it: SIGINT at its default (a process started in the
-    background by a shell, as CI may start pytest, would otherwise inherit SIG_IGN)."""
-    return subprocess.Popen(
-        command,
-        cwd=cwd,
-        env=one_thread_env(),
-        text=True,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-    )
 
 
 def signal_after_first_validation(process, outputs_root, signum) -> str:
@@ -62,7 +47,7 @@ def test_ctrl_c_saves_the_step_reached_and_the_printed_command_resumes_it_exactl
     straight = run_command_here(run(straight_root), cwd=tmp_path)  # no signal: no process
     assert straight.returncode == 0, straight.stdout + straight.stderr
 
-    process = start(run(stopped_root), tmp_path)
+    process = start_command(run(stopped_root), tmp_path)
     output = signal_after_first_validation(process, stopped_root, signal.SIGINT)
     assert process.returncode == 130, output
     (line,) = LINE.findall(output)
@@ -96,7 +81,7 @@ def test_ctrl_c_saves_the_step_reached_and_the_printed_command_resumes_it_exactl
 
 @pytest.mark.slow
 def test_sigterm_saves_the_step_reached_and_exits_143(tmp_path, run):
-    process = start(run(tmp_path / "outputs"), tmp_path)
+    process = start_command(run(tmp_path / "outputs"), tmp_path)
     output = signal_after_first_validation(process, tmp_path / "outputs", signal.SIGTERM)
     assert process.returncode == 143, output
     (line,) = LINE.findall(output)

@@ -10,7 +10,7 @@ import pytest
 import torch
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-from ..command_line import one_thread_env, run_command_here
+from ..command_line import run_command_here, start_command
 
 SAVE_OFTEN = "callbacks.last_checkpoint.every_n_train_steps=5"  # a kill loses little
 
@@ -34,13 +34,7 @@ def test_sigkilled_run_resumed_with_ckpt_path_last_matches_an_uninterrupted_run(
     assert result.returncode == 0, result.stderr[-3000:]
 
     killed_run = resumable_command(killed_root, SAVE_OFTEN)
-    process = subprocess.Popen(
-        killed_run,
-        cwd=tmp_path,
-        env=one_thread_env(),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    process = start_command(killed_run, tmp_path, stdout=subprocess.DEVNULL)
     deadline = time.monotonic() + 300
     while not list(killed_root.glob("runs/*/checkpoints/last.ckpt")):
         assert process.poll() is None, "the run ended before it could be killed"

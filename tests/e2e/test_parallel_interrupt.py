@@ -8,14 +8,13 @@ import os
 import re
 import shlex
 import signal
-import subprocess
 import sys
 import time
 
 import pytest
 import torch
 
-from ..command_line import one_thread_env, run_command_here, train_command
+from ..command_line import run_command_here, start_command, train_command
 
 STEPS = 200
 JOB = [
@@ -40,16 +39,7 @@ def test_ctrl_c_stops_a_parallel_sweep_with_each_running_job_saved(tmp_path):
     sweep = tmp_path / "sweep"
     joblib = ["-m", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2"]
     command = train_command(tmp_path, *joblib, *JOB, "seed=0,1,2", f"hydra.sweep.dir={sweep}")
-    process = subprocess.Popen(
-        command,
-        cwd=tmp_path,
-        env=one_thread_env(),
-        text=True,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,  # its own group, as in a terminal
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-    )
+    process = start_command(command, tmp_path, start_new_session=True)  # a group, as in a terminal
     deadline = time.monotonic() + 300
     while len(list(sweep.glob("*/checkpoints/best.ckpt"))) < 2:  # both jobs in training
         assert process.poll() is None, process.stdout.read()
