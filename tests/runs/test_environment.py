@@ -10,16 +10,33 @@ def git(cwd, *args):
     subprocess.run(["git", "-C", str(cwd), *args], check=True, capture_output=True)
 
 
-def test_a_package_in_a_checkout_gets_its_commit_and_dirty_flag(tmp_path):
-    package = tmp_path / "src" / "transformer_lab"
+def committed_checkout(root):
+    """``root/src/transformer_lab``, a package committed in a new repository at ``root``."""
+    package = root / "src" / "transformer_lab"
     package.mkdir(parents=True)
     (package / "__init__.py").write_text("")
-    git(tmp_path, "init", "-q")
-    git(tmp_path, "add", ".")
-    git(tmp_path, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x")
+    git(root, "init", "-q")
+    git(root, "add", ".")
+    git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x")
+    return package
+
+
+def test_a_package_in_a_checkout_gets_its_commit_and_dirty_flag(tmp_path):
+    package = committed_checkout(tmp_path)
     state = environment.git_state(package)
     assert len(state["git_commit"]) == 40 and state["git_dirty"] is False
     (package / "__init__.py").write_text("x = 1\n")
+    assert environment.git_state(package)["git_dirty"] is True
+
+
+def test_untracked_files_such_as_a_build_folder_leave_the_code_clean(tmp_path):
+    """``git_dirty`` means the tracked code differs from the commit, nothing else."""
+    package = committed_checkout(tmp_path)
+    (tmp_path / "build" / "lib").mkdir(parents=True)  # what `pip install .` leaves
+    (tmp_path / "build" / "lib" / "copy.py").write_text("")
+    (tmp_path / "notes.txt").write_text("")
+    assert environment.git_state(package)["git_dirty"] is False
+    (package / "__init__.py").write_text("changed = True\n")
     assert environment.git_state(package)["git_dirty"] is True
 
 
