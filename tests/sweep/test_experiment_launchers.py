@@ -2,46 +2,22 @@
 launch every job with the sweep's own launcher (hydra #2946), not the experiment's (from
 the command line: tests/e2e/test_experiments_sweep_refused.py)."""
 
-from pathlib import Path
-
 import pytest
-from hydra import initialize_config_dir
-from hydra.core.global_hydra import GlobalHydra
-from hydra.types import RunMode
 
 from transformer_lab.sweep.checks import ConfigCheck
 from transformer_lab.sweep.parallel import SCHEMA_NOTICE
+
+from .conftest import refusal
 
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.filterwarnings(f"ignore:{SCHEMA_NOTICE}"),
 ]  # composes every job of bundled sweeps
 
-CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
 ADVICE = (
     "allowed: one launcher for every job, on the command line (-m hydra/launcher=joblib ...), "
     "or one sweep per experiment"
 )
-
-
-@pytest.fixture
-def sweep_config():
-    """``sweep_config(overrides)``: the config Hydra hands a multirun's callbacks."""
-    GlobalHydra.instance().clear()
-    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
-        loader = GlobalHydra.instance().config_loader()
-        yield lambda overrides: loader.load_configuration(
-            "train", [*overrides, "hydra.mode=MULTIRUN"], run_mode=RunMode.MULTIRUN
-        )
-    GlobalHydra.instance().clear()
-
-
-def refusal(capsys, config) -> str:
-    with pytest.raises(SystemExit) as stop:
-        ConfigCheck().on_multirun_start(config)
-    assert stop.value.code == 2
-    (line,) = capsys.readouterr().err.splitlines()
-    return line
 
 
 @pytest.mark.parametrize(
