@@ -62,28 +62,62 @@ def test_an_unpaired_difference_is_welchs_interval():
     assert abs(found.low - pooled.low) > 1e-3
 
 
-def test_seeds_to_detect_are_the_first_n_whose_half_width_falls_below_the_difference():
+def power_by_hand(effect: float, n: int, alpha: float, paired: bool, two_sided: bool) -> float:
+    """The power of a t test of n runs a side at a true standardized effect, from the
+    noncentral t distribution (scipy.stats.nct), the lower tail left out as statsmodels does
+    for a two-sided test whose effect is positive."""
+    df, nc = (n - 1, effect * math.sqrt(n)) if paired else (2 * n - 2, effect * math.sqrt(n / 2))
+    critical = stats.t.ppf(1 - alpha / (2 if two_sided else 1), df)
+    upper = stats.nct.sf(critical, df, nc)
+    return upper + (stats.nct.cdf(-critical, df, nc) if two_sided else 0.0)
+
+
+def test_seeds_for_power_are_the_first_n_at_which_the_t_test_finds_the_effect_4_times_in_5():
     a, b = [0.50, 0.62, 0.41], [0.47, 0.55, 0.44]  # differences 0.03, 0.07, -0.03
     found = paired_difference(a, b)
     assert not found.excludes_zero
-    d, s = found.estimate, stats.tstd([x - y for x, y in zip(a, b, strict=True)])
-
-    def half_width(n):
-        return stats.t.ppf(0.975, n - 1) * s / math.sqrt(n)
-
-    n = found.seeds_to_detect
-    assert half_width(n) < abs(d) <= half_width(n - 1)
-    assert n == 21  # a 0.023 mean difference, a 0.050 spread: (2.09 x 0.050 / 0.023)^2
+    d = found.estimate / stats.tstd([x - y for x, y in zip(a, b, strict=True)])
+    assert found.effect == pytest.approx(d, abs=1e-12)
+    for alpha, two_sided in ((0.05, True), (0.05 / 3, False)):
+        n = found.seeds_for_power(alpha, two_sided)
+        assert power_by_hand(d, n, alpha, True, two_sided) >= 0.8
+        assert power_by_hand(d, n - 1, alpha, True, two_sided) < 0.8
+    # d = 0.46: (2.80 / d)^2 = 36.5 by the normal approximation, 39 with t's heavier tails
+    assert found.seeds_for_power(0.05, two_sided=True) == 39
     unpaired = welch_difference(a, b)
-    va, vb = stats.tvar(a), stats.tvar(b)
+    m = unpaired.seeds_for_power(0.05, two_sided=True)
+    assert power_by_hand(unpaired.effect, m, 0.05, False, True) >= 0.8
+    assert power_by_hand(unpaired.effect, m - 1, 0.05, False, True) < 0.8
+    # never fewer than the three runs a verdict needs, however large the effect
+    assert paired_difference([0.9, 0.95, 0.91], [0.1, 0.12, 0.11]).seeds_for_power(0.05) == 3
 
-    def welch_half_width(n):
-        df = (n - 1) * (va + vb) ** 2 / (va**2 + vb**2)
-        return stats.t.ppf(0.975, df) * math.sqrt((va + vb) / n)
 
-    m = unpaired.seeds_to_detect
-    assert welch_half_width(m) < abs(d) <= welch_half_width(m - 1)
-    assert paired_difference([0.5, 0.6], [0.6, 0.5]).seeds_to_detect is None  # none observed
+def test_no_spread_is_no_interval_and_no_test_even_through_rounding():
+    # 0.61 - 0.51 and 0.51 - 0.41 differ by 1e-17 in floating point: the same difference
+    flat = paired_difference([0.51, 0.61], [0.41, 0.51])
+    assert flat.no_spread and (flat.low, flat.high, flat.p_greater) == (None, None, None)
+    assert flat.estimate == pytest.approx(0.1)
+    assert not flat.excludes_zero
+    assert welch_difference([0.5, 0.5, 0.5], [0.4, 0.4, 0.4]).no_spread
+
+
+def test_one_sided_p_values_are_scipys_in_each_direction():
+    found = paired_difference(A, B)
+    assert found.p_greater == pytest.approx(
+        stats.ttest_rel(A, B, alternative="greater").pvalue, abs=1e-12
+    )
+    assert found.p_less == pytest.approx(
+        stats.ttest_rel(A, B, alternative="less").pvalue, abs=1e-12
+    )
+
+
+def test_an_accuracys_interval_stays_inside_0_and_1():
+    low = estimate([0.001, 0.0, 0.002], (0.0, 1.0))  # t's interval: [-0.002, 0.004]
+    assert (low.low, round(low.high, 6)) == (0.0, 0.003484)
+    high = estimate([0.99, 1.0, 0.97], (0.0, 1.0))
+    assert high.high == 1.0 and high.low == pytest.approx(
+        stats.t.interval(0.95, 2, loc=high.mean, scale=stats.sem([0.99, 1.0, 0.97]))[0]
+    )
 
 
 def test_the_median_steps_count_a_run_that_never_reached_the_target_as_beyond_max_steps():

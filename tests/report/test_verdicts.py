@@ -10,7 +10,7 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 from transformer_lab.report import main
 from transformer_lab.report.comparisons import compare
 from transformer_lab.report.sweep import load_sweep
-from transformer_lab.report.verdicts import judge, read_hypotheses
+from transformer_lab.report.verdicts import judge_all, read_hypotheses
 
 from .conftest import hand_made_job
 
@@ -115,10 +115,11 @@ def auc(norm: str, schedule: str, keep_diverged: bool = False) -> list[float]:
 
 
 def interval(values: list[float]) -> str:
-    """What the report should print, computed here with scipy.stats alone."""
+    """What the report should print for a fraction, computed here with scipy.stats alone:
+    the t interval cut to [0, 1]."""
     mean = sum(values) / len(values)
     low, high = stats.t.interval(0.95, len(values) - 1, loc=mean, scale=stats.sem(values))
-    return f"{mean:.3f} [{low:.3f}, {high:.3f}] n={len(values)}"
+    return f"{mean:.3f} [{max(0, low):.3f}, {min(1, high):.3f}] n={len(values)}"
 
 
 def test_each_cell_is_the_mean_and_its_t_interval_over_seeds(report):
@@ -128,7 +129,7 @@ def test_each_cell_is_the_mean_and_its_t_interval_over_seeds(report):
     assert cells[("pre", "constant")] == interval(auc("pre", "constant"))
     # the diverged run is left out: two runs, n=2
     assert cells[("post", "linear_warmup")] == interval(auc("post", "linear_warmup"))
-    assert cells[("post", "linear_warmup")].endswith("n=2")
+    assert cells[("post", "linear_warmup")] == "0.630 [0.249, 1.000] n=2"  # t's 1.011, cut
     assert cells[("sandwich", "constant")] == "0.700 n=1"
     header, body = table(section(report, "Training stability"))
     clipped = {tuple(row[:2]): row[header.index("train/clip_fraction")] for row in body}
@@ -190,11 +191,9 @@ def test_sides_that_ran_other_seeds_get_welchs_interval(tmp_path, report):
     [row] = [r for r in body if r[:4] == ["linear_warmup", "post", "sandwich", "val/seq_acc_auc"]]
     diff = found.difference
     assert row[4] == f"{diff.estimate:+.3f} [{expected.low:+.3f}, {expected.high:+.3f}]"
-    assert row[5] == "Welch, 2 vs 2 runs; diverged 1/3 vs 0/2"
-    assert (
-        row[6]
-        == f"no difference detected (≈ {diff.seeds_to_detect} seeds would detect one this size)"
-    )
+    assert row[5] == "Welch, 2 vs 2 runs; diverged, left out: 1/3 vs 0/2"
+    seeds = diff.seeds_for_power(0.05, two_sided=True)
+    assert row[6] == f"no difference detected ({seeds} seeds per configuration for 80% power)"
 
 
 def test_each_hypothesis_gets_its_verdict_with_its_numbers_at_the_top(tmp_path, report):
@@ -213,16 +212,22 @@ def test_each_hypothesis_gets_its_verdict_with_its_numbers_at_the_top(tmp_path, 
     }
     pre, post = auc("pre", "constant"), auc("post", "constant")
     ci = stats.ttest_rel(pre, post).confidence_interval(0.95)
+    p = stats.ttest_rel(pre, post, alternative="greater").pvalue
     mean = sum(pre) / 3 - sum(post) / 3
+    # Holm over the four: this p is the smallest, times 4; the other direction's is 1 - p,
+    # the third smallest of its family (after post_learns_faster's p and warmup_helps_pre's)
     assert (
         "  `val/seq_acc_auc` by `model.norm` with model.schedule=constant: "
         f"A = pre: {interval(pre)}; B = post: {interval(post)}; "
         f"A − B {mean:+.3f} [{ci.low:+.3f}, {ci.high:+.3f}] (paired, 3 seeds); "
-        "predicted: A better."
+        f"one-sided t p = {p:.2g}, Holm-adjusted {4 * p:.2g} (other direction 1) against "
+        "0.05; predicted: A better."
     ) in verdicts
     sweep = load_sweep(tmp_path)
-    inconclusive = judge(sweep, read_hypotheses(sweep)[2]).comparison.difference
-    assert f"≈ {inconclusive.seeds_to_detect} seeds would detect one this size" in verdicts
+    inconclusive = judge_all(sweep, read_hypotheses(sweep))[2]
+    seeds = inconclusive.comparison.difference.seeds_for_power(0.05 / 4)
+    assert inconclusive.seeds_for_power() == seeds
+    assert f"; {seeds} seeds per configuration for 80% power at this level;" in verdicts
     events = EventAccumulator(str(tmp_path / "report"), size_guidance={"tensors": 0})
     events.Reload()
     [text] = events.Tensors("report/tables/text_summary")

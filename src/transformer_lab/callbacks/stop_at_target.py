@@ -26,6 +26,7 @@ from lightning.pytorch.trainer.states import TrainerFn
 
 from transformer_lab.config.validation import check_integer, check_number
 from transformer_lab.training.final_step import is_final_step
+from transformer_lab.training.thresholds import reaches
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +52,7 @@ class StopAtTarget(L.Callback):
     @property
     def streak(self) -> list[tuple[int, float]]:
         """The latest validations, all at the target (none if the latest missed it)."""
-        at = [value >= self.target for _, value in self.seen]
+        at = [reaches(value, self.target) for _, value in self.seen]
         missed = at[::-1].index(False) if False in at else len(at)
         return self.seen[len(self.seen) - missed :]
 

@@ -33,6 +33,7 @@ from transformer_lab.config.validation import (
 )
 from transformer_lab.job.build import build_data_and_model
 from transformer_lab.job.resume import resolve_checkpoint
+from transformer_lab.runs.outcome import OutcomeRule
 from transformer_lab.training.metric_names import check_optimized_metric
 from transformer_lab.training.text_metrics import NAMES
 
@@ -100,6 +101,7 @@ def check_run_settings(cfg: DictConfig, hydra_cfg: DictConfig) -> None:
     except ValueError as error:
         raise ConfigError(str(error)) from None
     check_launcher(cfg, hydra_cfg)
+    OutcomeRule.of_config(cfg)  # InvalidSetting names outcome.metric or outcome.threshold
     _check_loggers(cfg.get("logger"))
     resolve_checkpoint(cfg)  # CheckpointNotFound, a ConfigError, names ckpt_path
 

@@ -43,6 +43,7 @@ from transformer_lab.runs.hparams import differing_keys, metric_names, run_hpara
 from transformer_lab.runs.layout import run_folder_of, stop_record
 from transformer_lab.runs.learning_curve import CURVE_TAG, curve_metrics, read_scalars
 from transformer_lab.runs.order import natural_key
+from transformer_lab.runs.outcome import LEARNED, OutcomeRule
 from transformer_lab.training import text_metrics
 
 log = logging.getLogger(__name__)
@@ -124,7 +125,8 @@ def record_run(
 ) -> dict:
     """metrics.json and the HPARAMS entry, both with what the val/seq_acc curve says (the
     best value, the area, the steps to the target), read back from the run's own events,
-    and how the training went (clipped steps, gradient norm, loss spikes); returns those."""
+    how the training went (clipped steps, gradient norm, loss spikes) and how the run
+    ended (``outcome``, by the config's rule); returns the curve's and training's."""
     output_dir = context.output_dir
     for logger in trainer.loggers:
         logger.save()  # the events on disk, to read the val/seq_acc curve back
@@ -137,8 +139,11 @@ def record_run(
     if any(key.endswith("/bleu") for key in record):  # what makes the scores comparable
         record["sacrebleu"] = text_metrics.signatures()
     record |= how_fit_ended(trainer, diverged_at)
+    rule = OutcomeRule.of_config(cfg)
+    record |= {"outcome": rule.classify(record), "outcome_rule": rule.text}
     (output_dir / "metrics.json").write_text(json.dumps(record, indent=2) + "\n")
     run = {"run/diverged": metrics["diverged"], "run/train_seconds": train_seconds}
+    run[LEARNED] = float(record["outcome"] == "learned")
     params, overridden = run_hparams(cfg, context.overrides)
     differs = differing_keys(context.swept, overridden)
     write_hparams(trainer, params, differs, metric_names(cfg), summary | run)

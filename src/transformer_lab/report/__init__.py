@@ -35,15 +35,22 @@ from transformer_lab.report.provenance import provenance_section
 from transformer_lab.report.sweep import NotASweep, Sweep, group_runs, load_sweep
 from transformer_lab.report.table import configuration_table, output_change_table, stability_table
 from transformer_lab.report.tensorboard import write_tensorboard
-from transformer_lab.report.verdicts import Verdict, hypotheses_section, judge, read_hypotheses
+from transformer_lab.report.verdicts import (
+    Verdict,
+    hypotheses_section,
+    judge_sweep,
+    read_hypotheses,
+)
 from transformer_lab.runs.order import natural_key
 from transformer_lab.sweep.hypotheses import as_text
 
 INTERVALS = (
     "A cell reads `mean [low, high] n=k`: the mean over the k runs of the configuration and "
-    "its 95% confidence interval, Student t with k − 1 degrees of freedom (made this way "
-    "over new seeds, such intervals hold the true mean 95% of the time; a narrow one says "
-    "the seed matters little). One run reads `value n=1`: no interval."
+    "its 95% confidence interval, Student t with k − 1 degrees of freedom, cut to the "
+    "values the metric can take (an accuracy's to [0, 1]). The t interval's 95% assumes "
+    "roughly normal values; where runs either learn or stall, read the `learned` column: "
+    "the runs that learned by the outcome rule, k/n with Clopper–Pearson's exact interval "
+    "of the rate (at least 95% for any true rate). One run reads `value n=1`: no interval."
 )
 
 
@@ -180,7 +187,7 @@ def write_report(path: Path, target: float = 0.9, replicate_key: str = "seed") -
             f"{path}: none of its {len(sweep.runs)} jobs has finished yet (no metrics.json); "
             "nothing to report"
         )
-    verdicts = [judge(sweep, hypothesis) for hypothesis in read_hypotheses(sweep)]
+    verdicts = judge_sweep(sweep, read_hypotheses(sweep))
     text, figures = render(sweep, target, verdicts)
     report = path / "report.md"
     report.write_text(text)

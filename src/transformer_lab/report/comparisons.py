@@ -1,20 +1,30 @@
 """Paired comparisons: along every swept key, each pair of its values A and B with every
 other key equal, the difference A - B of each primary metric, its 95% interval and one
-word.
+word. An exploratory table, each row at 95% on its own; the sweep's pre-registered claims
+are judged together in :mod:`.verdicts`.
 
-The runs of A and B are paired by seed (the replicate key) where both sides ran it, and
-by the other keys a comparison does not hold fixed (a hypothesis may leave some free,
-:mod:`transformer_lab.sweep.hypotheses`); with fewer than two pairs the interval is
-Welch's, unpaired (:mod:`.statistics`). The word is ``A better`` or ``B better`` when the
-interval excludes 0 (better: a higher accuracy, a lower loss), ``no difference detected``
-when it does not, and ``inconclusive (n=1)`` when a configuration on either side has a
-single run left: one run has no spread to judge a difference by. Diverged runs are left
-out, as in the tables, and counted in the row.
+Continuous metrics: the runs of A and B are paired by seed (the replicate key) where both
+sides ran it, and by the other keys a comparison does not hold fixed (a hypothesis may
+leave some free, :mod:`transformer_lab.sweep.hypotheses`); with fewer than two pairs the
+interval is Welch's, unpaired (:mod:`.statistics`). A diverged run has no final value of
+the metric: it is left out and counted in the row, unless the comparison says what it
+scores (a hypothesis's ``diverged_value``).
+
+Outcomes (``outcome/learned``, where the sweep's runs did not all end alike): the rates of
+learned runs, every finished run counted and a diverged one as not learned, compared by
+Newcombe's interval and Boschloo's exact test (:mod:`.proportions`).
+
+The word is ``A better`` or ``B better`` when the interval excludes 0 (better: a higher
+accuracy or rate, a lower loss), ``no difference detected`` when it does not,
+``inconclusive (n=1)`` when a configuration on either side has a single run left, and
+``inconclusive (no spread)`` when every paired difference (or every value) is the same:
+a t interval needs a spread to judge by.
 """
 
 import itertools
 from dataclasses import dataclass
 
+from transformer_lab.report.proportions import RateDifference
 from transformer_lab.report.statistics import (
     MAX_SEEDS,
     Difference,
@@ -24,26 +34,41 @@ from transformer_lab.report.statistics import (
 from transformer_lab.report.sweep import NOT_SET, Sweep, group_runs
 from transformer_lab.report.table import EMPTY, markdown, metric_format
 from transformer_lab.runs.order import natural_key
+from transformer_lab.runs.outcome import LEARNED
 from transformer_lab.runs.reader import Run
 from transformer_lab.sweep.hypotheses import same_value
 from transformer_lab.training.metric_names import higher_is_better
 
-PRIMARY_METRICS = ("val/seq_acc", "val/seq_acc_auc", "val/loss")
+PRIMARY_METRICS = (LEARNED, "val/seq_acc", "val/seq_acc_auc", "val/loss")
 COMPARISONS = (
     "For each swept key and each pair of its values A and B, with every other key equal: "
-    "the difference A − B and its 95% interval, paired by seed where both sides ran it "
-    "(Student t over the per-seed differences), Welch's unpaired interval otherwise. "
-    "`A better` or `B better` when the interval excludes 0 (better: a higher accuracy, a "
-    "lower loss), `no difference detected` when it does not, with roughly how many seeds per "
-    "configuration would detect a difference of the size observed: the smallest n at which "
-    "the interval's half-width, for the spread observed, falls below the observed difference "
-    "(at that n such a true difference is found about half the time; to find it reliably, "
-    "take about twice as many). Diverged runs are left out and counted. Each interval is at "
-    "95% on its own: among 20 comparisons of settings that do not differ, about one reads "
-    "`better` by chance."
+    "the difference A − B and its 95% interval. Continuous metrics are paired by seed where "
+    "both sides ran it (Student t over the per-seed differences), Welch's unpaired interval "
+    "otherwise; a diverged run has no final value and is left out, counted. "
+    f"`{LEARNED}` compares the rates of runs that learned (every run counted, a diverged one "
+    "as not learned): Newcombe's interval of the difference of rates. `A better` or "
+    "`B better` when the interval excludes 0 (better: a higher accuracy or rate, a lower "
+    "loss), `no difference detected` when it does not, with the seeds per configuration at "
+    "which a true difference of the size observed would be found with 80% power (5%, "
+    "two-sided); `inconclusive (no spread)` when every difference is the same. Each row is "
+    "at 95% on its own, an exploration: among 20 comparisons of settings that do not "
+    "differ, about one reads `better` by chance. The claims an experiment stated before it "
+    "ran are judged together, under one error rate, in *Hypotheses*."
 )
 
 Settings = list[tuple[str, str]]  # [(key, value), ...]
+
+
+def metric_values(runs: list[Run], metric: str, diverged_value: float | None) -> list[float]:
+    """The final ``metric`` of the ``runs`` that report it, a diverged run's as
+    ``diverged_value`` (left out where that is None)."""
+    values = []
+    for run in runs:
+        if run.diverged and diverged_value is not None:
+            values.append(diverged_value)
+        elif not run.diverged and metric in run.metrics:
+            values.append(run.metrics[metric])
+    return values
 
 
 @dataclass(frozen=True)
@@ -54,21 +79,43 @@ class Comparison:
     metric: str
     a: list[Run]
     b: list[Run]
-    difference: Difference | None
+    difference: Difference | RateDifference | None
     fewest: int
+    diverged_value: float | None = None
+
+    @property
+    def left_out(self) -> tuple[int, int]:
+        """The diverged runs of A and of B that have no value of a continuous metric."""
+        if self.metric == LEARNED or self.diverged_value is not None:
+            return 0, 0
+        return sum(r.diverged for r in self.a), sum(r.diverged for r in self.b)
+
+    @property
+    def no_spread(self) -> bool:
+        return isinstance(self.difference, Difference) and self.difference.no_spread
+
+    @property
+    def interval(self) -> tuple[float, float] | None:
+        found = self.difference
+        if found is None or self.no_spread:
+            return None
+        return found.interval if isinstance(found, RateDifference) else (found.low, found.high)
 
     @property
     def better(self) -> str | None:
         """``"A better"`` or ``"B better"`` when the interval excludes 0, else None."""
-        if self.difference is None or not self.difference.excludes_zero:
+        interval = self.interval
+        if interval is None or interval[0] <= 0 <= interval[1]:
             return None
-        a_higher = self.difference.low > 0
+        a_higher = interval[0] > 0
         return "A better" if a_higher == higher_is_better(self.metric) else "B better"
 
     @property
     def word(self) -> str:
         if self.difference is None:
             return f"inconclusive (n={self.fewest})"
+        if self.no_spread:
+            return "inconclusive (no spread)"
         return self.better or "no difference detected"
 
 
@@ -76,98 +123,127 @@ def _has(run: Run, settings: Settings) -> bool:
     return all(same_value(value, run.overrides.get(key, NOT_SET)) for key, value in settings)
 
 
-def usable_runs(runs: list[Run], metric: str) -> list[Run]:
-    """The runs that count for ``metric``: those that report it and did not diverge."""
-    return [r for r in runs if not r.diverged and metric in r.metrics]
+def _fewest(sweep: Sweep, sides: list[list[Run]], metric: str, diverged_value) -> int:
+    """The fewest runs with a value among the configurations on either side."""
+    counts = [
+        len(runs if metric == LEARNED else metric_values(runs, metric, diverged_value))
+        for side in sides
+        for runs in group_runs(side, sweep.config_keys).values()
+    ]
+    return min(counts) if all(sides) else 0
+
+
+def _continuous(sweep, metric, key, sides, fixed, diverged_value) -> Difference:
+    """Paired by seed and the free keys where two pairs or more exist, else Welch's; a run
+    whose pair is not unique pairs with none."""
+    free = [k for k in sweep.config_keys if k != key and k not in dict(fixed)]
+    pair_keys = [*free, sweep.replicate_key]
+    by_pair = []
+    for side in sides:
+        found: dict[tuple[str, ...], list[float]] = {}
+        for run in side:
+            pair = tuple(run.overrides.get(k, NOT_SET) for k in pair_keys)
+            for value in metric_values([run], metric, diverged_value):
+                found.setdefault(pair, []).append(value)
+        by_pair.append({k: values[0] for k, values in found.items() if len(values) == 1})
+    common = sorted(set(by_pair[0]) & set(by_pair[1]), key=lambda k: [natural_key(v) for v in k])
+    if len(common) >= 2:
+        return paired_difference([by_pair[0][k] for k in common], [by_pair[1][k] for k in common])
+    return welch_difference(*(metric_values(side, metric, diverged_value) for side in sides))
 
 
 def compare(
-    sweep: Sweep, metric: str, key: str, values: tuple[str, str], fixed: Settings
+    sweep: Sweep,
+    metric: str,
+    key: str,
+    values: tuple[str, str],
+    fixed: Settings,
+    diverged_value: float | None = None,
 ) -> Comparison:
-    """A = ``key=values[0]``, B = ``key=values[1]``, both with the ``fixed`` settings; a
-    run of A pairs with the run of B that has its seed and its values of the free keys
-    (a run whose pair is not unique pairs with none)."""
-    a, b = ([r for r in sweep.finished if _has(r, [(key, v), *fixed])] for v in values)
-    free = [k for k in sweep.config_keys if k != key and k not in dict(fixed)]
-    pair_keys = [*free, sweep.replicate_key]
-    per_configuration = [
-        len(usable_runs(runs, metric))
-        for side in (a, b)
-        for runs in group_runs(side, sweep.config_keys).values()
-    ]
-    fewest = min(per_configuration) if a and b else 0
+    """A = ``key=values[0]``, B = ``key=values[1]``, both with the ``fixed`` settings."""
+    sides = [[r for r in sweep.finished if _has(r, [(key, v), *fixed])] for v in values]
+    fewest = _fewest(sweep, sides, metric, diverged_value)
     if fewest < 2:
-        return Comparison(metric, a, b, None, fewest)
-    sides = []
-    for side in (a, b):
-        by_pair: dict[tuple[str, ...], list[Run]] = {}
-        for run in usable_runs(side, metric):
-            pair = tuple(run.overrides.get(k, NOT_SET) for k in pair_keys)
-            by_pair.setdefault(pair, []).append(run)
-        sides.append({k: runs[0] for k, runs in by_pair.items() if len(runs) == 1})
-    common = sorted(set(sides[0]) & set(sides[1]), key=lambda k: [natural_key(v) for v in k])
-    if len(common) >= 2:
-        difference = paired_difference(
-            [sides[0][k].metrics[metric] for k in common],
-            [sides[1][k].metrics[metric] for k in common],
-        )
+        difference = None
+    elif metric == LEARNED:
+        counts = [(sum(r.outcome == "learned" for r in side), len(side)) for side in sides]
+        difference = RateDifference(*counts[0], *counts[1])
     else:
-        difference = welch_difference(
-            [r.metrics[metric] for r in usable_runs(a, metric)],
-            [r.metrics[metric] for r in usable_runs(b, metric)],
-        )
-    return Comparison(metric, a, b, difference, fewest)
+        difference = _continuous(sweep, metric, key, sides, fixed, diverged_value)
+    return Comparison(metric, *sides, difference, fewest, diverged_value)
 
 
 def difference_cell(comparison: Comparison) -> str:
-    """``"+0.123 [+0.050, +0.196]"``."""
+    """``"+0.123 [+0.050, +0.196]"``; the estimate alone with no spread."""
     found, fmt = comparison.difference, metric_format(comparison.metric)
     if found is None:
         return EMPTY
-    return f"{found.estimate:+{fmt}} [{found.low:+{fmt}}, {found.high:+{fmt}}]"
+    interval = comparison.interval
+    if interval is None:
+        return f"{found.estimate:+{fmt}} (no spread)"
+    return f"{found.estimate:+{fmt}} [{interval[0]:+{fmt}}, {interval[1]:+{fmt}}]"
 
 
 def pairing_cell(comparison: Comparison) -> str:
     """How the interval was made and of how many runs, and the diverged runs left out."""
     found = comparison.difference
-    usable = [len(usable_runs(side, comparison.metric)) for side in (comparison.a, comparison.b)]
+    if isinstance(found, RateDifference):
+        return f"learned {found.k_a}/{found.n_a} vs {found.k_b}/{found.n_b}"
+    sizes = [len(side) for side in (comparison.a, comparison.b)]
     if found is None:
-        cell = f"{usable[0]} vs {usable[1]} runs"
+        cell = f"{sizes[0]} vs {sizes[1]} runs"
     elif found.paired:
         cell = f"paired, {found.n_a} seeds"
-        unpaired = sum(usable) - 2 * found.n_a
+        with_value = [
+            len(metric_values(side, comparison.metric, comparison.diverged_value))
+            for side in (comparison.a, comparison.b)
+        ]
+        unpaired = sum(with_value) - 2 * found.n_a
         cell += f" ({unpaired} unpaired left out)" if unpaired else ""
     else:
         cell = f"Welch, {found.n_a} vs {found.n_b} runs"
-    diverged = [sum(r.diverged for r in side) for side in (comparison.a, comparison.b)]
-    if any(diverged):
-        sizes = [len(side) for side in (comparison.a, comparison.b)]
-        cell += f"; diverged {diverged[0]}/{sizes[0]} vs {diverged[1]}/{sizes[1]}"
+    left_out = comparison.left_out
+    if any(left_out):
+        cell += f"; diverged, left out: {left_out[0]}/{sizes[0]} vs {left_out[1]}/{sizes[1]}"
+    elif comparison.diverged_value is not None:
+        diverged = [sum(r.diverged for r in side) for side in (comparison.a, comparison.b)]
+        if any(diverged):
+            cell += (
+                f"; diverged, scored {comparison.diverged_value:g}: {diverged[0]} vs {diverged[1]}"
+            )
     return cell
 
 
-def seeds_text(difference: Difference) -> str:
-    """Roughly the seeds per configuration that would detect the difference observed."""
-    if difference.seeds_to_detect is None:
+def seeds_text(seeds: int | None, power_of: str = "") -> str:
+    """The seeds per configuration that would detect the difference observed."""
+    if seeds is None:
         return "no difference observed"
-    if difference.seeds_to_detect > MAX_SEEDS:
-        return f"> {MAX_SEEDS} seeds would detect one this size"
-    return f"≈ {difference.seeds_to_detect} seeds would detect one this size"
+    if seeds > MAX_SEEDS:
+        return f"> {MAX_SEEDS} seeds per configuration for 80% power{power_of}"
+    return f"{seeds} seeds per configuration for 80% power{power_of}"
 
 
 def word_cell(comparison: Comparison) -> str:
     if comparison.better:
         return f"**{comparison.better}**"
-    if comparison.difference is not None:
-        return f"{comparison.word} ({seeds_text(comparison.difference)})"
+    if comparison.interval is not None:
+        seeds = comparison.difference.seeds_for_power(0.05, two_sided=True)
+        return f"{comparison.word} ({seeds_text(seeds)})"
     return comparison.word
+
+
+def _metrics(finished: list[Run]) -> list[str]:
+    """The primary metrics the runs report; outcomes where the runs did not all end alike."""
+    metrics = [m for m in PRIMARY_METRICS if m != LEARNED and any(m in r.metrics for r in finished)]
+    outcomes = {r.outcome == "learned" for r in finished}
+    return [LEARNED, *metrics] if len(outcomes) > 1 else metrics
 
 
 def comparison_tables(sweep: Sweep) -> list[tuple[str, str]]:
     """``[(key, markdown table)]``: per swept key, a row per pair of its values, per
     combination of the other keys and per primary metric the runs report."""
     finished = sweep.finished
-    metrics = [m for m in PRIMARY_METRICS if any(m in r.metrics for r in finished)]
+    metrics = _metrics(finished)
     tables = []
     for key in sweep.config_keys:
         rest = [k for k in sweep.config_keys if k != key]

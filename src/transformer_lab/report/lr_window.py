@@ -32,6 +32,7 @@ from transformer_lab.report.table import (
 )
 from transformer_lab.runs.order import natural_key
 from transformer_lab.runs.reader import Run
+from transformer_lab.training.thresholds import reaches
 
 LR_KEY = "model.lr"
 WARMUP_KEYS = ("model.schedule", "model.warmup_steps")  # what "warmup" means in a sweep
@@ -86,7 +87,7 @@ def best_lr_table(sweep: Sweep, target: float) -> str | None:
             _format_lr(lr)
             for lr in sorted(scored, key=natural_key)
             if all(
-                r.finished and not r.diverged and r.metrics.get(METRIC, 0.0) >= target
+                r.finished and not r.diverged and reaches(r.metrics.get(METRIC, 0.0), target)
                 for r in by_lr[(lr,)]
             )
         ]

@@ -1,18 +1,23 @@
-"""The statistics behind the report's numbers, all at 95%: a configuration's mean and its
-interval, the difference of two configurations, and steps to a target as censored data.
+"""The statistics behind the report's numbers on a continuous metric, at 95%: a
+configuration's mean and its interval, the difference of two configurations with its
+one-sided p-values, the seeds that would detect it, and steps to a target as censored data.
 
 - A mean over n runs gets Student's t interval with n - 1 degrees of freedom
-  (``scipy.stats.t.interval`` around the mean, scaled by its standard error); one run has
-  no interval.
+  (``scipy.stats.t.interval``), cut to the values the metric can take: an accuracy's
+  interval stays in [0, 1]. Cutting never drops the true mean, which lies inside those
+  bounds, so the interval covers it at least as often as the t interval does. One run
+  has no interval.
 - A difference of two configurations is paired where both ran the same seeds (Student t
-  over the per-seed differences, ``scipy.stats.ttest_rel``), unpaired otherwise (Welch's
-  interval, ``scipy.stats.ttest_ind(equal_var=False)``, which does not assume equal
-  spreads). With no spread at all (every value alike) the interval is the point itself:
-  scipy has no t distribution of scale 0.
-- How many seeds would detect a difference that was not detected: the smallest n per
-  configuration at which the 95% half-width, for the spread observed, falls below the
-  difference observed. At that n a true difference of that size is found about half the
-  time; to find it reliably (80%), take about twice as many.
+  over the per-seed differences, ``scipy.stats.ttest_rel``), unpaired otherwise (Welch,
+  ``scipy.stats.ttest_ind(equal_var=False)``, which does not assume equal spreads). Its
+  p-values are one-sided, one per direction, so that a hypothesis is tested in the
+  direction it predicted. With no spread at all (every difference alike) there is no
+  t distribution to judge by: no interval, no p-value (``no_spread``).
+- The seeds per configuration that would detect a difference of the size observed with
+  80% power, at a given level, one-sided: statsmodels' power of the t test
+  (``TTestPower`` for pairs, ``TTestIndPower`` for two samples, the noncentral t), for
+  the standardized effect observed. Never fewer than :data:`MIN_RUNS`, the fewest runs a
+  verdict is made from.
 - Steps to a target are censored: a run that never reached it would have taken more than
   its ``max_steps``, so its number is a lower bound. Their median is exact only when it is
   a step some run reached; where a run that did not reach the target is at or below the
@@ -22,13 +27,22 @@ interval, the difference of two configurations, and steps to a target as censore
 import math
 import statistics
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from scipy import stats
+from statsmodels.stats.power import TTestIndPower, TTestPower
+from statsmodels.tools.sm_exceptions import ConvergenceWarning
 
 CONFIDENCE = 0.95
+POWER = 0.8
+MIN_RUNS = 3  # no verdict from fewer runs per side: two values say nothing of the spread
 MAX_SEEDS = 1000  # "> 1000 seeds": no real sweep would run them
+RELATIVE_SPREAD = (
+    1e-12  # a spread this small is rounding: 0.61 - 0.51 and 0.51 - 0.41 differ by 1e-17
+)
+
+Bounds = tuple[float | None, float | None]
 
 
 @dataclass(frozen=True)
@@ -41,7 +55,14 @@ class Estimate:
     n: int
 
 
-def estimate(values: Sequence[float]) -> Estimate:
+def _within(value: float, bounds: Bounds) -> float:
+    low, high = bounds
+    value = value if low is None else max(float(low), value)
+    return value if high is None else min(float(high), value)
+
+
+def estimate(values: Sequence[float], bounds: Bounds = (None, None)) -> Estimate:
+    """The mean of ``values`` and its t interval, cut to ``bounds`` (the metric's range)."""
     n, mean = len(values), statistics.fmean(values)
     if n < 2:
         return Estimate(mean, None, None, n)
@@ -49,77 +70,98 @@ def estimate(values: Sequence[float]) -> Estimate:
     if sem == 0:
         return Estimate(mean, mean, mean, n)
     low, high = stats.t.interval(CONFIDENCE, n - 1, loc=mean, scale=sem)
-    return Estimate(mean, float(low), float(high), n)
+    return Estimate(mean, _within(float(low), bounds), _within(float(high), bounds), n)
+
+
+def seeds_for_power(effect: float, alpha: float, paired: bool, two_sided: bool = False) -> int:
+    """The runs per configuration at which a t test at level ``alpha`` finds a true
+    standardized difference ``effect`` (mean over standard deviation) with 80% power;
+    ``MAX_SEEDS + 1`` for more than :data:`MAX_SEEDS`."""
+    analysis = TTestPower() if paired else TTestIndPower()
+    size, alternative = abs(effect), "two-sided" if two_sided else "larger"
+    if size == 0:
+        return MAX_SEEDS + 1
+
+    def power(n: int) -> float:
+        return analysis.power(size, n, alpha, alternative=alternative)
+
+    if power(MIN_RUNS) >= POWER:
+        return MIN_RUNS
+    if power(MAX_SEEDS) < POWER:
+        return MAX_SEEDS + 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        n = analysis.solve_power(size, None, alpha, POWER, alternative=alternative)
+    return math.ceil(n)
 
 
 @dataclass(frozen=True)
 class Difference:
-    """A - B: its estimate and interval, paired or Welch's, ``n_a`` and ``n_b`` values
-    (pairs: both the number of pairs), and for a difference the interval does not
-    detect, the seeds per configuration that would (None: no difference observed)."""
+    """A - B: its estimate, its 95% interval and one-sided p-values (None, None and None
+    with no spread), paired or Welch's, ``n_a`` and ``n_b`` values (pairs: both the number
+    of pairs), and the standardized effect observed (for power)."""
 
     estimate: float
-    low: float
-    high: float
+    low: float | None
+    high: float | None
+    p_greater: float | None  # A > B
+    p_less: float | None  # A < B
     paired: bool
     n_a: int
     n_b: int
-    seeds_to_detect: int | None
+    effect: float | None
+
+    @property
+    def no_spread(self) -> bool:
+        return self.p_greater is None
 
     @property
     def excludes_zero(self) -> bool:
-        return self.low > 0 or self.high < 0
+        return not self.no_spread and (self.low > 0 or self.high < 0)
+
+    def seeds_for_power(self, alpha: float, two_sided: bool = False) -> int | None:
+        """:func:`seeds_for_power` of the effect observed; None with none observed."""
+        if not self.effect:
+            return None
+        return seeds_for_power(self.effect, alpha, self.paired, two_sided)
 
 
-def _t_quantile(df: float) -> float:
-    return float(stats.t.ppf(0.5 + CONFIDENCE / 2, df))
+def _no_spread(spread: float, values: Sequence[float]) -> bool:
+    """Whether ``spread`` is nothing but rounding of ``values``."""
+    return spread <= RELATIVE_SPREAD * max(1.0, *(abs(v) for v in values))
 
 
-def _seeds_to_detect(difference: float, half_width: Callable[[int], float]) -> int | None:
-    """The smallest n >= 2 whose ``half_width(n)`` is below ``|difference|``."""
-    if difference == 0:
-        return None
-    n = next((n for n in range(2, MAX_SEEDS + 1) if half_width(n) < abs(difference)), None)
-    return MAX_SEEDS + 1 if n is None else n
-
-
-def _interval(test) -> tuple[float, float]:
-    """The ``CONFIDENCE`` interval of a scipy t test's result ``test()``, without scipy's
-    warning about a sample of equal values (its variance 0: exact here, not imprecise)."""
+def _t_test(test) -> tuple[float, float, float, float]:
+    """``(low, high, p_greater, p_less)`` of a scipy t test ``test(alternative)``, without
+    scipy's warning about nearly equal values."""
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", "Precision loss occurred", RuntimeWarning)
-        interval = test().confidence_interval(CONFIDENCE)
-    return float(interval.low), float(interval.high)
+        interval = test("two-sided").confidence_interval(CONFIDENCE)
+        p_greater, p_less = test("greater").pvalue, test("less").pvalue
+    return float(interval.low), float(interval.high), float(p_greater), float(p_less)
 
 
 def paired_difference(a: Sequence[float], b: Sequence[float]) -> Difference:
     """A - B over pairs ``(a[i], b[i])``, the runs of one seed (at least two pairs)."""
     differences = [x - y for x, y in zip(a, b, strict=True)]
     mean, spread = statistics.fmean(differences), statistics.stdev(differences)
-    if spread == 0:
-        low = high = mean
-    else:
-        low, high = _interval(lambda: stats.ttest_rel(a, b))
-    seeds = _seeds_to_detect(mean, lambda n: _t_quantile(n - 1) * spread / math.sqrt(n))
-    return Difference(mean, low, high, True, len(a), len(b), seeds)
+    if _no_spread(spread, differences):
+        return Difference(mean, None, None, None, None, True, len(a), len(b), None)
+    found = _t_test(lambda alternative: stats.ttest_rel(a, b, alternative=alternative))
+    return Difference(mean, *found, True, len(a), len(b), mean / spread)
 
 
 def welch_difference(a: Sequence[float], b: Sequence[float]) -> Difference:
     """A - B of two unpaired samples (at least two values each), Welch's interval."""
     mean = statistics.fmean(a) - statistics.fmean(b)
     var_a, var_b = statistics.variance(a), statistics.variance(b)
-    if var_a == var_b == 0:
-        low = high = mean
-    else:
-        low, high = _interval(lambda: stats.ttest_ind(a, b, equal_var=False))
-
-    def half_width(n: int) -> float:  # n runs on each side, Welch-Satterthwaite's df
-        if var_a == var_b == 0:
-            return 0.0
-        df = (n - 1) * (var_a + var_b) ** 2 / (var_a**2 + var_b**2)
-        return _t_quantile(df) * math.sqrt((var_a + var_b) / n)
-
-    return Difference(mean, low, high, False, len(a), len(b), _seeds_to_detect(mean, half_width))
+    if _no_spread(math.sqrt(var_a + var_b), [*a, *b]):
+        return Difference(mean, None, None, None, None, False, len(a), len(b), None)
+    found = _t_test(
+        lambda alternative: stats.ttest_ind(a, b, equal_var=False, alternative=alternative)
+    )
+    effect = mean / math.sqrt((var_a + var_b) / 2)  # Cohen's d, the spreads averaged
+    return Difference(mean, *found, False, len(a), len(b), effect)
 
 
 @dataclass(frozen=True)

@@ -1,23 +1,27 @@
 """The report's tables: one row per configuration, the mean and 95% interval over its seeds.
 
-A cell reads ``mean [low, high] n=k`` (Student t over the k runs, see :mod:`.statistics`);
-one run reads ``value n=1``, with no interval. Final metrics are over the runs that did not
-diverge (a diverged run's last validation is of an earlier state, restored by the
-divergence guard); the ``diverged`` column counts the others and says at which steps they
-diverged. The training-stability table counts every finished run, diverged or not: how a
-run trained is the point there. Steps to ``val/seq_acc >= target`` are censored data, one
-function shared with the learning-rate window's table (:func:`steps_cell`).
+A cell reads ``mean [low, high] n=k`` (Student t over the k runs, cut to the metric's
+range, see :mod:`.statistics`); one run reads ``value n=1``, with no interval. The
+``learned`` column counts the runs that learned by the runs' outcome rule, ``k/n`` with
+the rate's exact interval (:mod:`.proportions`), every finished run counted. Final
+metrics are over the runs that did not diverge (a diverged run's last validation is of an
+earlier state, restored by the divergence guard); the ``diverged`` column counts the
+others and says at which steps they diverged. The training-stability table counts every
+finished run, diverged or not: how a run trained is the point there. Steps to
+``val/seq_acc >= target`` are censored data, one function shared with the learning-rate
+window's table (:func:`steps_cell`).
 """
 
 import math
 
 from omegaconf import OmegaConf
 
-from transformer_lab.report.statistics import censored_median, estimate
+from transformer_lab.report.proportions import rate_interval
+from transformer_lab.report.statistics import Bounds, censored_median, estimate
 from transformer_lab.report.sweep import Sweep
 from transformer_lab.runs import learning_curve
 from transformer_lab.runs.reader import Run
-from transformer_lab.training.metric_names import STABILITY_METRICS
+from transformer_lab.training.metric_names import STABILITY_METRICS, metric_range
 
 TABLE_METRICS = (
     "val/loss",
@@ -43,11 +47,12 @@ def metric_format(metric: str) -> str:
     return ".3g"
 
 
-def interval_cell(values: list[float], fmt: str) -> str:
-    """``"m [low, high] n=k"``; ``"m n=1"`` for one value; ``—`` for none."""
+def interval_cell(values: list[float], fmt: str, bounds: Bounds = (None, None)) -> str:
+    """``"m [low, high] n=k"``, the interval inside ``bounds``; ``"m n=1"`` for one value;
+    ``—`` for none."""
     if not values:
         return EMPTY
-    found = estimate(values)
+    found = estimate(values, bounds)
     if found.low is None:
         return f"{found.mean:{fmt}} n=1"
     return f"{found.mean:{fmt}} [{found.low:{fmt}}, {found.high:{fmt}}] n={found.n}"
@@ -91,6 +96,13 @@ def steps_cell(runs: list[Run], target: float) -> str:
     return f"> {math.floor(median.value)} {counts}"
 
 
+def learned_cell(runs: list[Run]) -> str:
+    """``"2/3 [0.094, 0.992]"``: the finished runs that learned and the rate's exact interval."""
+    k, n = sum(r.outcome == "learned" for r in runs), len(runs)
+    low, high = rate_interval(k, n)
+    return f"{k}/{n} [{low:.3f}, {high:.3f}]"
+
+
 def _diverged_cell(runs: list[Run]) -> str:
     steps = [str(r.metrics.get("diverged_at_step")) for r in runs if r.diverged]
     cell = f"{len(steps)}/{len(runs)}"
@@ -102,15 +114,15 @@ def configuration_table(sweep: Sweep, target: float) -> str:
     configurations = sweep.configurations()
     finished = [r for runs in configurations.values() for r in runs]
     metrics = [m for m in TABLE_METRICS if any(m in r.metrics for r in finished)]
-    header = [*sweep.config_keys, "runs", "diverged", *metrics]
+    header = [*sweep.config_keys, "runs", "learned", "diverged", *metrics]
     header += [f"median steps to val/seq_acc ≥ {target:g} (reached)", "train s (mean)"]
     rows = []
     for config, runs in configurations.items():
         kept = [r for r in runs if not r.diverged]
-        row = [*config, str(len(runs)), _diverged_cell(runs)]
+        row = [*config, str(len(runs)), learned_cell(runs), _diverged_cell(runs)]
         for metric in metrics:
             values = [r.metrics[metric] for r in kept if metric in r.metrics]
-            row.append(interval_cell(values, metric_format(metric)))
+            row.append(interval_cell(values, metric_format(metric), metric_range(metric)))
         row.append(steps_cell(runs, target))
         seconds = [r.metrics["train_seconds"] for r in runs]
         row.append(f"{sum(seconds) / len(seconds):.0f}")
@@ -133,7 +145,7 @@ def stability_table(sweep: Sweep) -> str | None:
         row = [*config, str(len(runs)), _diverged_cell(runs)]
         for metric in metrics:
             values = [r.metrics[metric] for r in runs if metric in r.metrics]
-            row.append(interval_cell(values, metric_format(metric)))
+            row.append(interval_cell(values, metric_format(metric), metric_range(metric)))
         rows.append(row)
     return markdown(header, rows)
 

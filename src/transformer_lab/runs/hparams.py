@@ -56,10 +56,12 @@ PLUMBING = (
     "samples",
     "task_name",
     "hypotheses",
+    "outcome",
 )
 METRICS = (  # TensorBoard ticks the first five: the final loss and what does not saturate
     "val/loss",
     "val/seq_acc",
+    "outcome/learned",  # 1 learned, 0 stalled or diverged (runs/outcome.py)
     "val/seq_acc_auc",
     "val/steps_to_target",
     "test/seq_acc",

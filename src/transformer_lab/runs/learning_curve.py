@@ -20,6 +20,8 @@ from pathlib import Path
 
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
+from transformer_lab.training.thresholds import reaches
+
 CURVE_TAG = "val/seq_acc"
 # keep every scalar, skip the payloads nobody here reads
 _SIZE_GUIDANCE = {"scalars": 0, "images": 1, "tensors": 1, "histograms": 1, "audio": 1}
@@ -39,7 +41,7 @@ def read_scalars(folder: Path) -> dict[str, Points]:
 
 def steps_to_target(points: Points, target: float) -> int | None:
     """The step of the first point at or above ``target``; None if none reached it."""
-    return next((step for step, value in points if value >= target), None)
+    return next((step for step, value in points if reaches(value, target)), None)
 
 
 def area_under_curve(points: Points) -> float:

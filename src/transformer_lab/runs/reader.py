@@ -17,6 +17,7 @@ from omegaconf import DictConfig, OmegaConf
 from transformer_lab.runs.hparams import override_key
 from transformer_lab.runs.layout import stop_record
 from transformer_lab.runs.learning_curve import Points, read_scalars
+from transformer_lab.runs.outcome import OutcomeRule
 
 
 @dataclass
@@ -37,6 +38,16 @@ class Run:
     @property
     def diverged(self) -> bool:
         return bool(self.metrics and self.metrics.get("diverged"))
+
+    @property
+    def outcome(self) -> str | None:
+        """``learned``, ``stalled`` or ``diverged`` (:mod:`.outcome`): as recorded, or by
+        the run's rule for a run made before outcomes were recorded; None unfinished."""
+        if self.metrics is None:
+            return None
+        return self.metrics.get("outcome") or OutcomeRule.of_config(self.config).classify(
+            self.metrics
+        )
 
     @property
     def failure_reason(self) -> str | None:

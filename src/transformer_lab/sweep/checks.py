@@ -17,7 +17,7 @@ from transformer_lab.config.jobs import job_configs, job_overrides, split_config
 from transformer_lab.config.validation import ConfigError
 from transformer_lab.job.checks import check_config, refuse
 from transformer_lab.runs.reader import overrides_of
-from transformer_lab.sweep.hypotheses import check_sweep_start, parse_hypotheses
+from transformer_lab.sweep.hypotheses import check_outcome, check_sweep_start, parse_hypotheses
 from transformer_lab.sweep.launchers import check_launcher_applies
 from transformer_lab.sweep.search_space import check_warmup_range
 
@@ -31,6 +31,7 @@ class ConfigCheck(Callback):
     def on_run_start(self, config: DictConfig, **kwargs) -> None:
         try:
             check_config(*split_config(config))
+            check_outcome(config)
             parse_hypotheses(config.get("hypotheses"))
         except ConfigError as error:
             refuse(error)
@@ -41,6 +42,7 @@ class ConfigCheck(Callback):
             try:
                 check_launcher_applies(config.hydra, hydra_cfg)
                 check_config(job_config, hydra_cfg)
+                check_outcome(job_config)
             except ConfigError as error:
                 refuse(error, job)
             configs.append(job_config)

@@ -9,11 +9,18 @@ evaluate (:mod:`transformer_lab.report.verdicts`)::
       - id: deep_post_needs_warmup
         claim: "Deep post-norm trains worse without warmup than with it."   # one sentence
         source: "Xiong et al. 2020, §3.2"
-        metric: val/seq_acc_auc      # training/metric_names.py: which way is better
+        metric: val/seq_acc_auc      # training/metric_names.py: which way is better; or
+                                     # outcome/learned: the rates of runs that learned
+        diverged_value: 0.0          # optional: what a diverged run scores on the metric
         key: model.schedule          # the swept key compared, spelled as the report spells it
         values: [linear_warmup, constant]   # A and B
         fixed: {model.norm: post, depth: 6}  # other keys held at one value (may be empty)
         predicted: A better          # or "B better"
+
+A diverged run has no final value of a continuous metric: unless the rule says what it
+scores (``diverged_value``, e.g. the metric's worst), a comparison with diverged runs is
+``inconclusive`` rather than judged on the runs that survived. On ``outcome/learned`` a
+diverged run is a run that did not learn (:mod:`transformer_lab.runs.outcome`).
 
 The keys the rule leaves out of ``fixed`` are not averaged over blindly: the report pairs
 each run of A with the run of B that agrees with it on them and on the seed.
@@ -31,11 +38,13 @@ from dataclasses import dataclass
 
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
-from transformer_lab.config.validation import InvalidSetting
+from transformer_lab.config.validation import InvalidSetting, check_number
 from transformer_lab.runs.hparams import override_key
 from transformer_lab.runs.order import natural_key
+from transformer_lab.runs.outcome import LEARNED, OutcomeRule
 from transformer_lab.training.metric_names import (
     CURVE_METRICS,
+    FRACTION_METRICS,
     METRIC_CHOICES,
     ORACLE_METRICS,
     STABILITY_METRICS,
@@ -46,7 +55,18 @@ from transformer_lab.training.metric_names import (
 )
 
 PREDICTIONS = ("A better", "B better")
-FIELDS = ("id", "claim", "source", "metric", "key", "values", "fixed", "predicted")
+FIELDS = (
+    "id",
+    "claim",
+    "source",
+    "metric",
+    "key",
+    "values",
+    "fixed",
+    "predicted",
+    "diverged_value",
+)
+OPTIONAL = ("fixed", "diverged_value")
 ID_PATTERN = re.compile(r"[A-Za-z0-9_.-]+")
 
 
@@ -80,6 +100,7 @@ class Hypothesis:
     values: tuple[str, str]  # A, B
     fixed: tuple[tuple[str, str], ...]  # ((key, value), ...)
     predicted: str  # one of PREDICTIONS
+    diverged_value: float | None = None  # what a diverged run scores; None: inconclusive
 
     def field(self, name: str) -> str:
         """The setting ``name`` of this hypothesis, as an error names it."""
@@ -111,7 +132,7 @@ def _parse_one(index: int, item) -> Hypothesis:
         if name not in FIELDS:
             raise InvalidSetting(f"{where}.{name}", item[name], "unknown field", ", ".join(FIELDS))
     for name in FIELDS:
-        if name not in item and name != "fixed":
+        if name not in item and name not in OPTIONAL:
             raise InvalidSetting(f"{where}.{name}", None, "missing", ", ".join(FIELDS))
     identity = item["id"]
     if not isinstance(identity, str) or not ID_PATTERN.fullmatch(identity):
@@ -120,10 +141,9 @@ def _parse_one(index: int, item) -> Hypothesis:
     claim = _text_field(where, "claim", item["claim"])
     source = _text_field(where, "source", item["source"])
     metric = item["metric"]
-    if not isinstance(metric, str) or not is_metric(metric):
-        raise InvalidSetting(
-            f"{where}.metric", metric, "not a metric a run reports", METRIC_CHOICES
-        )
+    if not isinstance(metric, str) or not (is_metric(metric) or metric == LEARNED):
+        allowed = f"{LEARNED}, {METRIC_CHOICES}"
+        raise InvalidSetting(f"{where}.metric", metric, "not a metric a run reports", allowed)
     key = override_key(_text_field(where, "key", item["key"]))
     values = item["values"]
     if not isinstance(values, list) or len(values) != 2:
@@ -140,7 +160,13 @@ def _parse_one(index: int, item) -> Hypothesis:
     predicted = item["predicted"]
     if predicted not in PREDICTIONS:
         raise InvalidSetting(f"{where}.predicted", predicted, "unknown", " or ".join(PREDICTIONS))
-    return Hypothesis(identity, claim, source, metric, key, (a, b), held, predicted)
+    diverged_value = item.get("diverged_value")
+    if diverged_value is not None:
+        if metric == LEARNED:
+            reason = "an outcome counts a diverged run as not learned"
+            raise InvalidSetting(f"{where}.diverged_value", diverged_value, reason, "null")
+        check_number(f"{where}.diverged_value", diverged_value)
+    return Hypothesis(identity, claim, source, metric, key, (a, b), held, predicted, diverged_value)
 
 
 def parse_hypotheses(items) -> list[Hypothesis]:
@@ -234,7 +260,7 @@ def reported_by(cfg: DictConfig) -> set[str]:
         metrics += TEXT_METRICS
     names = {f"{stage}/{metric}" for stage in stages for metric in metrics}
     names |= {f"{s}/{m}" for s in stages if s in TEST_STAGES for m in ORACLE_METRICS}
-    names |= set(CURVE_METRICS)
+    names |= {*CURVE_METRICS, LEARNED}
     if OmegaConf.select(cfg, "callbacks.training_stability", default=None) is not None:
         names |= set(STABILITY_METRICS)
     return names
@@ -251,3 +277,13 @@ def check_sweep_start(configs: list[DictConfig], jobs: list[dict[str, str]] | No
     # a sweep narrowed on the command line (depth=6) need not compare what its experiment does
     check_against_sweep(hypotheses, jobs, instead="or hypotheses=[] to judge none")
     check_reported(hypotheses, set().union(*(reported_by(c) for c in configs)), "job of the sweep")
+
+
+def check_outcome(cfg: DictConfig) -> None:
+    """InvalidSetting unless the run's outcome rule names an accuracy the run reports
+    (``test_long/seq_acc`` needs that split)."""
+    rule = OutcomeRule.of_config(cfg)
+    reported = reported_by(cfg)
+    if rule.metric not in reported:
+        allowed = ", ".join(sorted(m for m in reported if m in FRACTION_METRICS))
+        raise InvalidSetting("outcome.metric", rule.metric, "the run does not report it", allowed)

@@ -53,3 +53,25 @@ def check_optimized_metric(name: str, direction: str | None = None) -> None:
             f"optimized_metric={name} is to {natural}, but hydra.sweeper.direction="
             f"{direction}; allowed: hydra.sweeper.direction={natural}"
         )
+
+
+# the metrics whose value is a fraction in [0, 1], higher better: accuracies and their curve
+FRACTION_METRICS = frozenset(
+    name
+    for name in METRIC_NAMES
+    if name.split("/")[1]
+    in ("token_acc", "seq_acc", *ORACLE_METRICS, "seq_acc_best", "seq_acc_auc")
+)
+
+
+def metric_range(name: str) -> tuple[float | None, float | None]:
+    """The values ``name`` can take, ``(low, high)`` (None: unbounded), so that an interval
+    of its mean stays inside them: fractions in [0, 1], BLEU and chrF in [0, 100], losses,
+    perplexities, gradient norms and counts at 0 or above."""
+    if name in FRACTION_METRICS or name.endswith("clip_fraction"):
+        return 0.0, 1.0
+    if name.endswith(TEXT_METRICS):
+        return 0.0, 100.0
+    if is_metric(name):
+        return 0.0, None
+    return None, None

@@ -1,0 +1,136 @@
+"""Outcomes in the report of a hand-made sweep whose numbers are chosen: every run is
+counted (a diverged run did not learn), a rate's interval is Clopper–Pearson's, two rates
+are compared by Boschloo's exact test (scipy's to 1e-12), a continuous metric with
+diverged runs is judged only where the rule scores them, and a sweep's hypotheses share
+Holm's correction."""
+
+import pytest
+from scipy import stats
+
+from transformer_lab.report import main
+from transformer_lab.report.family import holm
+from transformer_lab.report.proportions import RateDifference, rate_interval
+from transformer_lab.report.sweep import load_sweep
+from transformer_lab.report.verdicts import judge_all, read_hypotheses
+
+from .conftest import hand_made_job
+
+# warmup steps -> [(val/seq_acc, val/seq_acc_auc, diverged) per seed]
+RUNS = {
+    0: [(0.0, 0.0, False)] * 4 + [(0.0, 0.05, True)] * 2,  # stalled 4, diverged 2: 0/6
+    100: [(0.95, 0.6), (0.99, 0.7), (1.0, 0.65), (0.97, 0.72), (0.9, 0.58)],  # 5/5
+}
+HYPOTHESES = """\
+hypotheses:
+  - id: learns_with_warmup
+    claim: "Post-norm learns with a warmup and stalls without one."
+    source: "Xiong et al. 2020"
+    metric: outcome/learned
+    key: model.warmup_steps
+    values: [100, 0]
+    predicted: A better
+  - id: auc_unscored
+    claim: "Post-norm learns sooner with a warmup."
+    source: "a guess"
+    metric: val/seq_acc_auc
+    key: model.warmup_steps
+    values: [100, 0]
+    predicted: A better
+  - id: auc_scored
+    claim: "Post-norm learns sooner with a warmup, a diverged run scoring 0."
+    source: "a guess"
+    metric: val/seq_acc_auc
+    key: model.warmup_steps
+    values: [100, 0]
+    predicted: A better
+    diverged_value: 0.0
+"""
+
+
+def make_sweep(folder, hypotheses=HYPOTHESES):
+    for warmup, runs in RUNS.items():
+        for seed, (acc, auc, *diverged) in enumerate(runs):
+            diverged = bool(diverged and diverged[0])
+            metrics = {
+                "val/seq_acc": acc,
+                "val/seq_acc_auc": auc,
+                "val/loss": 2.0 - acc,
+                "diverged": diverged,
+                "diverged_at_step": 40 if diverged else None,
+            }
+            overrides = {"model.warmup_steps": warmup, "seed": seed}
+            job = hand_made_job(folder, overrides, metrics, config="trainer:\n  max_steps: 600\n")
+            (job / ".hydra" / "config.yaml").write_text(hypotheses)
+    return folder
+
+
+def test_the_learned_column_counts_every_run_with_an_exact_interval(tmp_path):
+    assert main([str(make_sweep(tmp_path))]) == 0
+    table = (tmp_path / "report.md").read_text().split("## Final metrics")[1].split("\n## ")[0]
+    rows = {line.split(" | ")[0].strip("| "): line.split(" | ") for line in table.splitlines()}
+    never = rate_interval(0, 6)
+    assert never == pytest.approx((0.0, 1 - 0.025 ** (1 / 6)), abs=1e-12)  # exact at k = 0
+    assert rows["0"][2] == f"0/6 [0.000, {never[1]:.3f}]"  # the two diverged runs counted
+    assert rows["100"][2] == f"5/5 [{0.025 ** (1 / 5):.3f}, 1.000]"
+    assert rows["0"][3].startswith("**2/6**")
+
+
+def test_outcome_rates_are_compared_by_boschloos_exact_test(tmp_path):
+    sweep = load_sweep(make_sweep(tmp_path))
+    verdicts = judge_all(sweep, read_hypotheses(sweep))
+    learned = verdicts[0]
+    assert isinstance(learned.comparison.difference, RateDifference)
+    expected = stats.boschloo_exact([[5, 0], [0, 6]], alternative="greater").pvalue
+    assert learned.p == pytest.approx(expected, abs=1e-12)  # 0.0005: the pilot's numbers
+    assert learned.p_other == pytest.approx(1.0, abs=1e-12)
+    assert learned.word == "supported"
+
+
+def test_a_continuous_metric_with_diverged_runs_is_judged_only_where_the_rule_scores_them(
+    tmp_path,
+):
+    sweep = load_sweep(make_sweep(tmp_path))
+    _, unscored, scored = judge_all(sweep, read_hypotheses(sweep))
+    assert unscored.word == "inconclusive (2 diverged runs without a value; set diverged_value)"
+    assert unscored.p == 1.0  # still one of the family: Holm counts three
+    # scored 0, the diverged runs pair with warmup 100's seeds 4 and 5 (seed 5 has none)
+    values = [0.0, 0.0, 0.0, 0.0, 0.0]  # seeds 0-4 without warmup: 0, 0, 0, 0, diverged 0
+    with_warmup = [auc for _, auc in RUNS[100]]
+    p = stats.ttest_rel(with_warmup, values, alternative="greater").pvalue
+    assert scored.p == pytest.approx(p, abs=1e-12)
+    assert scored.comparison.difference.n_a == 5
+
+
+def test_holm_adjusts_four_p_values_as_by_hand():
+    # sorted 0.005, 0.01, 0.03, 0.04 -> 4 x 0.005, 3 x 0.01, 2 x 0.03, max(1 x 0.04, 0.06)
+    assert holm([0.01, 0.04, 0.03, 0.005]) == pytest.approx([0.03, 0.06, 0.06, 0.02])
+    assert holm([0.5, 0.9]) == pytest.approx([1.0, 1.0])  # never above 1
+    assert holm([]) == []
+
+
+def test_the_family_is_corrected_together_and_printed_raw_and_adjusted(tmp_path):
+    assert main([str(make_sweep(tmp_path))]) == 0
+    report = (tmp_path / "report.md").read_text()
+    sweep = load_sweep(tmp_path)
+    verdicts = judge_all(sweep, read_hypotheses(sweep))
+    adjusted = holm([v.p for v in verdicts])
+    assert [v.adjusted for v in verdicts] == pytest.approx(adjusted)
+    learned = verdicts[0]
+    assert (
+        f"one-sided Boschloo p = {learned.p:.2g}, Holm-adjusted {adjusted[0]:.2g} "
+        "(other direction 1) against 0.05"
+    ) in report
+    assert "- **supported** `learns_with_warmup`" in report
+    assert "A = 100: 5/5 [" in report and "B = 0: 0/6 [" in report
+
+
+def test_fewer_than_three_runs_a_side_get_no_verdict(tmp_path):
+    RUNS_TWO = {0: RUNS[0][:2], 100: RUNS[100][:2]}
+    for warmup, runs in RUNS_TWO.items():
+        for seed, (acc, auc, *_) in enumerate(runs):
+            metrics = {"val/seq_acc": acc, "val/seq_acc_auc": auc, "diverged": False}
+            job = hand_made_job(tmp_path, {"model.warmup_steps": warmup, "seed": seed}, metrics)
+            (job / ".hydra" / "config.yaml").write_text(HYPOTHESES)
+    sweep = load_sweep(tmp_path)
+    words = [v.word for v in judge_all(sweep, read_hypotheses(sweep))]
+    assert words == ["inconclusive (n=2)"] * 3
