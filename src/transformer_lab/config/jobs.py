@@ -29,6 +29,9 @@ from omegaconf.errors import ConfigAttributeError, ConfigKeyError
 
 # the _target_ of Hydra's hydra/sweeper=basic, the plain -m
 BASIC_SWEEPER = "hydra._internal.core_plugins.basic_sweeper.BasicSweeper"
+# hydra/sweeper=sequential: the basic sweeper's grid, run in stages of seeds
+SEQUENTIAL_SWEEPER = "hydra_plugins.transformer_lab_sequential.sequential_sweeper.SequentialSweeper"
+GRID_SWEEPERS = (BASIC_SWEEPER, SEQUENTIAL_SWEEPER)
 
 
 def split_config(config: DictConfig) -> tuple[DictConfig, DictConfig]:
@@ -83,16 +86,22 @@ def apply_value_overrides(overrides: list[Override], config: DictConfig) -> None
 
 
 def _sweep_overrides(config: DictConfig, parser: OverridesParser) -> list[Override]:
-    """The sweep's overrides, parsed: its ``hydra.sweeper.params`` and the command line's."""
-    params = [f"{key}={value}" for key, value in (config.hydra.sweeper.params or {}).items()]
+    """The sweep's overrides, parsed: its ``hydra.sweeper.params`` and the command line's;
+    a sequential sweep's the seeds of its first stage too, the jobs it starts with."""
+    sweeper = config.hydra.sweeper
+    params = [f"{key}={value}" for key, value in (sweeper.params or {}).items()]
+    if sweeper._target_ == SEQUENTIAL_SWEEPER:
+        seeds = range(sweeper.first_seed, sweeper.first_seed + sweeper.first)
+        params.append(f"{sweeper.seed_key}={','.join(map(str, seeds))}")
     return parser.parse_overrides([*params, *config.hydra.overrides.task])  # BasicSweeper's join
 
 
 def job_overrides(config: DictConfig) -> list[list[str]] | None:
     """Each job's overrides as the basic sweeper expands them, the swept values and those
-    every job shares (``["experiment=smoke", "model/norm=pre", "seed=1"]``), in launch order;
-    None for another sweeper, which draws its jobs as it goes."""
-    if config.hydra.sweeper._target_ != BASIC_SWEEPER:
+    every job shares (``["experiment=smoke", "model/norm=pre", "seed=1"]``), in launch order
+    (a sequential sweep's first stage); None for another sweeper, which draws its jobs as
+    it goes."""
+    if config.hydra.sweeper._target_ not in GRID_SWEEPERS:
         return None
     parser = OverridesParser.create(config_loader=GlobalHydra.instance().config_loader())
     return expand_sweep(_sweep_overrides(config, parser))
@@ -102,7 +111,7 @@ def job_configs(config: DictConfig) -> Iterator[tuple[str | None, DictConfig, Di
     """``(name, config, hydra node)`` of each job of the basic sweeper, the job named by
     its swept overrides (``model.lr=abc,seed=1``); for another sweeper, the sweep's own
     config only, named None."""
-    if config.hydra.sweeper._target_ != BASIC_SWEEPER:
+    if config.hydra.sweeper._target_ not in GRID_SWEEPERS:
         yield None, *split_config(config)
         return
     loader = GlobalHydra.instance().config_loader()

@@ -38,7 +38,7 @@ from transformer_lab.report.comparisons import (
     pairing_cell,
     seeds_text,
 )
-from transformer_lab.report.family import LEVEL, SequentialDesign, holm
+from transformer_lab.report.family import holm
 from transformer_lab.report.proportions import RateDifference, rate_interval
 from transformer_lab.report.statistics import MIN_RUNS
 from transformer_lab.report.sweep import Sweep
@@ -51,9 +51,8 @@ from transformer_lab.sweep.hypotheses import (
     merged,
     parse_hypotheses,
 )
+from transformer_lab.sweep.sequential import FILE, LEVEL, SequentialDesign
 from transformer_lab.training.metric_names import higher_is_better, metric_range
-
-SEQUENTIAL_FILE = "sequential.json"
 
 
 def read_hypotheses(sweep: Sweep) -> list[Hypothesis]:
@@ -148,12 +147,14 @@ def judge_all(
 
 def sequential_design(sweep: Sweep) -> tuple[SequentialDesign, list[str]] | None:
     """The design of a sequential sweep and its seeds in order, from ``sequential.json``."""
-    path = sweep.path / SEQUENTIAL_FILE
+    path = sweep.path / FILE
     if not path.is_file():
         return None
     record = json.loads(path.read_text())
-    design = SequentialDesign(record["first"], record["budget"], record["level"])
-    return design, [str(seed) for seed in record["seeds"]]
+    design = SequentialDesign(
+        record["first"], record["budget"], record["level"], record["first_seed"]
+    )
+    return design, [str(seed) for seed in design.seeds]
 
 
 def first_seeds(sweep: Sweep, seeds: list[str], n: int) -> Sweep:

@@ -20,6 +20,7 @@ from transformer_lab.runs.reader import overrides_of
 from transformer_lab.sweep.hypotheses import check_outcome, check_sweep_start, parse_hypotheses
 from transformer_lab.sweep.launchers import check_launcher_applies
 from transformer_lab.sweep.search_space import check_warmup_range
+from transformer_lab.sweep.sequential import check_sequential, is_sequential
 
 
 class ConfigCheck(Callback):
@@ -37,6 +38,11 @@ class ConfigCheck(Callback):
             refuse(error)
 
     def on_multirun_start(self, config: DictConfig, **kwargs) -> None:
+        if is_sequential(config.hydra):
+            try:
+                check_sequential(config, bool(config.get("hypotheses")))
+            except ConfigError as error:
+                refuse(error)
         configs = []
         for job, job_config, hydra_cfg in job_configs(config):
             try:

@@ -15,9 +15,14 @@ from transformer_lab.runs.sweep_record import SweepRecord
 def sweep_record(config: DictConfig) -> SweepRecord:
     """The record of the multirun ``config`` (with its ``hydra`` node) started by this
     process: its command, and the keys its sweep overrides as typed (in
-    ``hydra.overrides.task``) and its sweeper's ``params`` vary."""
+    ``hydra.overrides.task``) and its sweeper's ``params`` vary (and the seeds, which a
+    sequential sweeper chooses)."""
     typed = OverridesParser.create().parse_overrides(list(config.hydra.overrides.task))
-    swept = swept_keys(typed, config.hydra.sweeper.get("params"))
+    sweeper = config.hydra.sweeper
+    varied = [*(sweeper.get("params") or {})]
+    if sweeper.get("seed_key"):
+        varied.append(sweeper.seed_key)
+    swept = swept_keys(typed, varied)
     return SweepRecord(tuple(sys.orig_argv), tuple(sys.argv), frozenset(swept))
 
 

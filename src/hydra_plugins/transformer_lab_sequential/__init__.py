@@ -1,0 +1,1 @@
+"""transformer_lab's Hydra sweeper ``hydra/sweeper=sequential``: seeds until decided."""

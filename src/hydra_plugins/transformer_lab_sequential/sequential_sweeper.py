@@ -1,0 +1,144 @@
+"""``hydra/sweeper=sequential``: an experiment's grid run in stages of seeds, its hypotheses
+judged after each stage, seeds added only where a hypothesis is still undecided.
+
+The grid is the basic sweeper's (``hydra.sweeper.params`` and the command line's sweep
+overrides, their cross product); the sweeper adds the seeds, ``first`` per configuration,
+then doubled up to ``budget``. After each stage it judges the experiment's hypotheses at
+that look's share of the level (:mod:`transformer_lab.sweep.sequential`), the way the
+report does (:func:`transformer_lab.report.verdicts.judge_looks`), and gives the next stage's
+seeds only to the configurations an undecided hypothesis compares. Jobs go through
+whatever launcher is configured (``hydra/launcher=joblib`` runs a stage side by side).
+
+The sweep folder is the ordinary one, with ``sequential.json`` (the design) beside
+``sweep.json``; the report judges it at its looks. Started again into the same folder
+(``hydra.sweep.dir``), the sweep continues: a job whose folder holds ``metrics.json`` is
+not run again, and one stopped with a ``last.ckpt`` resumes from it.
+"""
+
+import json
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from hydra.core.config_store import ConfigStore
+from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.plugins.sweeper import Sweeper
+from hydra.types import HydraContext, TaskFunction
+from omegaconf import DictConfig, OmegaConf
+
+from transformer_lab.config.jobs import SEQUENTIAL_SWEEPER, expand_sweep
+from transformer_lab.report.sweep import Sweep, load_sweep
+from transformer_lab.report.verdicts import judge_looks, read_hypotheses
+from transformer_lab.runs.reader import Run, overrides_of, read_jobs
+from transformer_lab.sweep.hypotheses import Hypothesis, same_value
+from transformer_lab.sweep.sequential import FILE, LEVEL, SequentialDesign
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class SequentialSweeperConf:
+    _target_: str = SEQUENTIAL_SWEEPER
+    params: dict[str, str] | None = None  # the grid, as the basic sweeper's
+    seed_key: str = "seed"  # the override the sweeper sets, one value per run
+    first: int = 4  # seeds per configuration at the first look
+    budget: int = 16  # seeds per configuration at most; stages double up to it
+    level: float = LEVEL  # family-wise, split between the looks
+    first_seed: int = 0  # the seeds are first_seed, first_seed + 1, ...
+
+
+ConfigStore.instance().store(
+    group="hydra/sweeper", name="sequential", node=SequentialSweeperConf, provider="transformer_lab"
+)
+
+
+def _matches(run: Run, job: list[str]) -> bool:
+    wanted = overrides_of(job)
+    return all(same_value(value, run.overrides.get(key)) for key, value in wanted.items())
+
+
+def _compares(hypothesis: Hypothesis, cell: list[str]) -> bool:
+    """Whether the configuration ``cell`` (its overrides) is one the rule compares."""
+    overrides = overrides_of(cell)
+    return any(hypothesis.runs(overrides, value) for value in hypothesis.values)
+
+
+class SequentialSweeper(Sweeper):
+    def __init__(self, params, seed_key, first, budget, level, first_seed) -> None:
+        self.params = dict(params or {})
+        self.seed_key = seed_key
+        self.design = SequentialDesign(first, budget, level, first_seed)
+        self.config: DictConfig | None = None
+        self.launcher = None
+        self.hydra_context: HydraContext | None = None
+        self.job_index = 0
+
+    def setup(
+        self, *, hydra_context: HydraContext, task_function: TaskFunction, config: DictConfig
+    ) -> None:
+        from hydra.core.plugins import Plugins
+
+        self.hydra_context, self.config = hydra_context, config
+        self.launcher = Plugins.instance().instantiate_launcher(
+            hydra_context=hydra_context, task_function=task_function, config=config
+        )
+
+    def grid(self, arguments: list[str]) -> list[list[str]]:
+        """Each configuration's overrides, the basic sweeper's cross product."""
+        parser = OverridesParser.create(config_loader=self.hydra_context.config_loader)
+        typed = [f"{key}={value}" for key, value in self.params.items()]
+        return expand_sweep(parser.parse_overrides([*typed, *arguments]))
+
+    def stage_jobs(
+        self, cells: list[list[str]], seeds: list[int], done: list[Run]
+    ) -> list[list[str]]:
+        """The jobs of ``cells`` x ``seeds`` that have not finished; one stopped with a
+        ``last.ckpt`` resumes from it."""
+        jobs = []
+        for cell in cells:
+            for seed in seeds:
+                job = [*cell, f"{self.seed_key}={seed}"]
+                found = [run for run in done if _matches(run, job)]
+                if any(run.finished for run in found):
+                    continue
+                last = [r.path / "checkpoints" / "last.ckpt" for r in found]
+                resumable = [f"ckpt_path={path.resolve()}" for path in last if path.is_file()]
+                jobs.append(job + resumable[:1])
+        return jobs
+
+    def look(self, sweep_dir: Path, stage: int) -> tuple[Sweep, list[Hypothesis], list]:
+        sweep = load_sweep(sweep_dir, self.seed_key)
+        hypotheses = read_hypotheses(sweep)
+        seeds = [str(seed) for seed in self.design.seeds]
+        verdicts = judge_looks(sweep, hypotheses, self.design, seeds)
+        for verdict in verdicts:
+            log.info("look after %d seeds: %s %s", stage, verdict.hypothesis.id, verdict.word)
+        return sweep, hypotheses, verdicts
+
+    def sweep(self, arguments: list[str]) -> Any:
+        sweep_dir = Path(self.config.hydra.sweep.dir)
+        sweep_dir.mkdir(parents=True, exist_ok=True)
+        OmegaConf.save(self.config, sweep_dir / "multirun.yaml")
+        (sweep_dir / FILE).write_text(
+            json.dumps(self.design.record(self.seed_key), indent=2) + "\n"
+        )
+        grid = self.grid(arguments)
+        cells, returns = grid, []
+        for stage in self.design.stages:
+            jobs = self.stage_jobs(cells, self.design.seeds[:stage], read_jobs(sweep_dir))
+            log.info(
+                "stage of %d seeds: %d configurations, %d jobs to run", stage, len(cells), len(jobs)
+            )
+            if jobs:
+                returns.append(self.launcher.launch(jobs, initial_job_idx=self.job_index))
+                self.job_index += len(jobs)
+            _, _, verdicts = self.look(sweep_dir, stage)
+            undecided = [v.hypothesis for v in verdicts if not v.decided]
+            cells = [cell for cell in grid if any(_compares(h, cell) for h in undecided)]
+            if not cells:
+                log.info("every hypothesis decided after %d seeds", stage)
+                break
+        else:
+            log.info("the budget, %d seeds, spent: %d undecided", stage, len(undecided))
+        return returns

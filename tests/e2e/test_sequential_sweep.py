@@ -1,0 +1,106 @@
+"""Seeds until decided, from the command line: ``hydra/sweeper=sequential`` runs a 2 x 2
+grid of experiment=smoke in stages of 3 and 6 seeds. One hypothesis (a learning rate of
+1e-2 against 1e-5: the loss after 20 steps) is decided at the first look, so its other
+configuration gets no more seeds; the other (d_ff 65 against 64: no real difference) is
+not, so its configurations get three more. Stopped with Ctrl-C in its second stage and
+started again by the same command, the sweep continues: no job runs twice, the stopped
+one resumes from its last.ckpt, and the report gives each verdict at its look."""
+
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+
+from ..command_line import python_module, run_command, start_command, train_command
+
+pytestmark = pytest.mark.slow
+
+EXPERIMENT = """\
+# @package _global_
+defaults:
+  - smoke
+  - override /hydra/sweeper: sequential
+
+model:
+  schedule: constant
+
+hypotheses:
+  - id: large_lr_lowers_loss
+    claim: "In 20 steps a constant learning rate of 1e-2 lowers the loss more than 1e-5."
+    source: "this test"
+    metric: val/loss
+    key: model.lr
+    values: [1e-2, 1e-5]
+    fixed: {model.d_ff: 64}
+    predicted: A better
+  - id: d_ff_65_lowers_loss
+    claim: "A d_ff of 65 lowers the loss against 64."
+    source: "this test"
+    metric: val/loss
+    key: model.d_ff
+    values: [65, 64]
+    fixed: {model.lr: 1e-2}
+    predicted: A better
+
+hydra:
+  sweeper:
+    params:
+      model.lr: 1e-2,1e-5
+      model.d_ff: 64,65
+    first: 3
+    budget: 6
+"""
+QUIET = ["~callbacks.progress_bar", "~callbacks.attention_maps", "~callbacks.norm_comparison"]
+
+
+def command(root: Path) -> list[str]:
+    (root / "conf" / "experiment").mkdir(parents=True, exist_ok=True)
+    (root / "conf" / "experiment" / "seq.yaml").write_text(EXPERIMENT)
+    sweep = f"hydra.sweep.dir={root / 'sweep'}"
+    return train_command(
+        root, "--config-dir", str(root / "conf"), "-m", "experiment=seq", *QUIET, sweep
+    )
+
+
+def seeds_of(sweep: Path, lr: str, d_ff: int) -> list[int]:
+    names = [p.name for p in sweep.glob(f"*model.d_ff={d_ff},model.lr={lr},*") if p.is_dir()]
+    return sorted(int(name.split("seed=")[1].split(",")[0]) for name in names)
+
+
+def test_a_sequential_sweep_decides_early_extends_the_undecided_and_continues(tmp_path):
+    sweep = tmp_path / "sweep"
+    process = start_command(command(tmp_path), tmp_path, start_new_session=True)
+    deadline = time.monotonic() + 900  # 12 jobs first: ~1 min on an idle 2-core machine
+    while not list(sweep.glob("*seed=3*/.hydra")):  # the second stage has begun
+        assert process.poll() is None, process.stdout.read()
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    os.killpg(process.pid, signal.SIGINT)
+    output, _ = process.communicate(timeout=600)
+    assert process.returncode == 130, output
+    assert "look after 3 seeds: large_lr_lowers_loss supported" in output
+    assert "look after 3 seeds: d_ff_65_lowers_loss inconclusive" in output
+    assert "stage of 6 seeds: 2 configurations, 6 jobs to run" in output  # lr=1e-2 only
+    first_stage = {p: p.stat().st_mtime_ns for p in sweep.glob("*seed=[012],*/metrics.json")}
+    assert len(first_stage) == 12
+
+    again = run_command(command(tmp_path), tmp_path)
+    assert again.returncode == 0, again.stderr
+    log = again.stdout + again.stderr
+    assert "stage of 3 seeds: 4 configurations, 0 jobs to run" in log  # none run twice
+    assert "stage of 6 seeds: 2 configurations, 6 jobs to run" in log
+    assert {p: p.stat().st_mtime_ns for p in first_stage} == first_stage
+    assert log.count("resuming ") == 1  # the job Ctrl-C stopped, from its last.ckpt
+    assert seeds_of(sweep, "0.01", 64) == [0, 1, 2, 3, 4, 5]
+    assert seeds_of(sweep, "0.01", 65) == [0, 1, 2, 3, 4, 5]
+    assert seeds_of(sweep, "1e-05", 64) == [0, 1, 2]  # decided: no more seeds
+    assert seeds_of(sweep, "1e-05", 65) == [0, 1, 2]  # compared by neither rule
+    assert len(list(sweep.glob("*/metrics.json"))) == 18
+
+    report = run_command(python_module("transformer_lab.report", str(sweep)), tmp_path)
+    assert report.returncode == 0, report.stderr
+    assert "- **supported** after 3 seeds `large_lr_lowers_loss`" in report.stdout
+    assert "- **inconclusive** after 6 seeds `d_ff_65_lowers_loss`" in report.stdout
+    assert "each look is at 0.025" in report.stdout
