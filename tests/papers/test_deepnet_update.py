@@ -27,6 +27,11 @@ def test_post_norm_lower_decoder_gradient_vanishes_after_the_first_steps(six):
             assert run["decoder_grad"][0] > 0.3 * run["decoder_grad"][-1]
 
 
+def test_post_norm_lower_decoder_gradient_falls_during_the_first_steps_not_at_init(six):
+    for run in six["post"]:
+        assert run["decoder_grad"][0] < 0.2 * run["decoder_grad_init"][0]
+
+
 def test_every_step_has_a_finite_update(six):
     for runs in six.values():
         for run in runs:

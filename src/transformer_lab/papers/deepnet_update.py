@@ -33,13 +33,27 @@ PLACEMENTS = ("post", "pre", "deepnorm")
 BETAS = (0.9, 0.98)  # conf/model/transformer.yaml
 
 
+def decoder_gradient(model, probes) -> list[float]:
+    """Per decoder layer, the norm of its weight matrices' gradient expected over ``probes``."""
+    model.zero_grad()
+    expected_gradient(model, probes)
+    norms = [
+        global_norm([p.grad for p in layer.parameters() if p.dim() >= 2])
+        for layer in model.decoder_layers
+    ]
+    model.zero_grad()
+    return norms
+
+
 def one_run(depth: int, placement: str, seed: int, steps: int, lr: float, d_model: int) -> dict:
-    """``{"update": [rms logit change after step 1..steps], "decoder_grad": [per layer]}``."""
+    """``{"update": [rms logit change after step 1..steps], "decoder_grad_init": [per
+    layer, before the first step], "decoder_grad": [per layer, after the last]}``."""
     model = Seq2SeqTransformer(**model_kwargs(depth, d_model, seed, placement))
     optimizer = torch.optim.AdamW(model.parameters(), lr=lr, betas=BETAS)
     train = task_batches(steps, 32, seed)
     probes = task_batches(4, 32, 10_000 + seed)  # disjoint seed: held apart from training
     probe = probes[0]
+    at_init = decoder_gradient(model, probes)
     with torch.no_grad():
         start = model(probe["src"], probe["tgt_in"])  # [B, T, V]
     updates = []
@@ -50,13 +64,11 @@ def one_run(depth: int, placement: str, seed: int, steps: int, lr: float, d_mode
         with torch.no_grad():
             change = model(probe["src"], probe["tgt_in"]) - start
         updates.append(change.pow(2).mean().sqrt().item())
-    optimizer.zero_grad()
-    expected_gradient(model, probes)
-    decoder = [
-        global_norm([p.grad for n, p in layer.named_parameters() if p.dim() >= 2])
-        for layer in model.decoder_layers
-    ]
-    return {"update": updates, "decoder_grad": decoder}
+    return {
+        "update": updates,
+        "decoder_grad_init": at_init,
+        "decoder_grad": decoder_gradient(model, probes),
+    }
 
 
 def measure(depths, seeds, steps=30, lr=3e-3, d_model=32) -> dict:
@@ -68,8 +80,9 @@ def measure(depths, seeds, steps=30, lr=3e-3, d_model=32) -> dict:
 
 
 def _band(ax, xs, rows, label):
-    ax.plot(xs, [r[0] for r in rows], marker="o", markersize=3, label=label)
+    (line,) = ax.plot(xs, [r[0] for r in rows], marker="o", markersize=3, label=label)
     ax.fill_between(xs, [r[1] for r in rows], [r[2] for r in rows], alpha=0.25)
+    return line
 
 
 def centre(runs: list[dict], field: str) -> list[tuple[float, float, float]]:
@@ -87,19 +100,23 @@ def draw(result: dict, seeds: int, lr: float, path: Path) -> Path:
         _band(axes[0], range(1, steps + 1), centre(runs, "update"), placement)
         first = [centre(result[d][placement], "update")[0] for d in depths]
         _band(axes[1], depths, first, placement)
-        _band(axes[2], range(deepest), centre(runs, "decoder_grad"), placement)
+        line = _band(axes[2], range(deepest), centre(runs, "decoder_grad"), placement)
+        at_init = [c for c, _, _ in centre(runs, "decoder_grad_init")]
+        axes[2].plot(range(deepest), at_init, linestyle="--", color=line.get_color())
     axes[0].set(yscale="log", xlabel="step", ylabel="model update (rms logit change)")
     axes[0].set_title(f"model update over the first steps, {deepest}+{deepest}", fontsize=9)
     axes[1].set(yscale="log", xlabel="layers per stack", xticks=depths)
     axes[1].set_title("model update after the first step, by depth", fontsize=9)
     axes[2].set(yscale="log", xlabel="decoder layer (0 = nearest the input)")
     axes[2].set_ylabel("gradient norm")
-    axes[2].set_title(f"decoder gradient after {steps} steps, {deepest}+{deepest}", fontsize=9)
+    axes[2].set_title(
+        f"decoder gradient after {steps} steps (dashed: at init), {deepest}+{deepest}", fontsize=9
+    )
     axes[2].legend(title="norm")
     figure.suptitle(
-        "DeepNet (Wang et al. 2022) §3, this lab: paper's shape: post-norm's early update large, "
-        f"then its lower decoder gradient small; DeepNorm's update small. AdamW lr {lr:g}, "
-        f"no warmup; geometric mean over {seeds} seeds, 95% band",
+        "DeepNet (Wang et al. 2022) §3, this lab. Paper's shape: post-norm's early update large, "
+        "then its lower decoder gradient small; DeepNorm's update small.\n"
+        f"AdamW lr {lr:g}, no warmup, reverse; geometric mean over {seeds} seeds, 95% band",
         fontsize=9,
     )
     return save_png(figure, path)

@@ -77,8 +77,9 @@ def draw(result: dict, seeds: int, path: Path) -> Path:
     axes[2].set_title("last decoder layer's FFN W2 against depth", fontsize=9)
     axes[2].legend(title="norm")
     figure.suptitle(
-        "Xiong et al. (2020) Figure 3, this lab: paper's shape: post grows toward the output, "
-        f"pre flat; geometric mean over {seeds} seeds, 95% band",
+        "Xiong et al. (2020) Figure 3, this lab. Paper's shape: post grows toward the output, "
+        "pre flat.\n"
+        f"Reverse, gradient expected over batches; geometric mean over {seeds} seeds, 95% band",
         fontsize=9,
     )
     return save_png(figure, path)
