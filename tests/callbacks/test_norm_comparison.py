@@ -6,12 +6,20 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from transformer_lab.callbacks.norm_comparison import NormComparison, measure_twins
+from transformer_lab.callbacks.norm_comparison import (
+    NormComparison,
+    measure_twins,
+    split_batch,
+    twin_kwargs,
+)
 from transformer_lab.callbacks.stacks import STACKS
 from transformer_lab.data.datamodule import SyntheticDataModule
+from transformer_lab.model import Seq2SeqTransformer
 from transformer_lab.model.residual import NORM_PLACEMENTS
+from transformer_lab.training.loss import token_nll
 
 DATA = SyntheticDataModule(train_size=300, val_size=10, test_size=10, seed=0)
+BATCHES = split_batch(DATA.sample("train", 128), 4)  # 4 batches of 32
 
 
 def model(layers: int, **overrides) -> dict:
@@ -32,8 +40,8 @@ def model(layers: int, **overrides) -> dict:
 
 @pytest.fixture(scope="module")
 def deep() -> dict:
-    """Every placement of a 6+6-layer model at init, on 32 training examples."""
-    return measure_twins(model(6), NORM_PLACEMENTS, DATA.sample("train", 32), 0.01)
+    """Every placement of a 6+6-layer model at init, the gradient expected over 4 batches."""
+    return measure_twins(model(6), NORM_PLACEMENTS, BATCHES, 0.01)
 
 
 def test_post_norm_last_layer_ffn_gradients_exceed_pre_norm_ones_at_init(deep):
@@ -62,10 +70,31 @@ def test_every_placement_has_a_finite_gradient_norm_for_every_layer_and_matrix(d
 
 
 def test_output_change_under_weight_noise_is_larger_for_post_norm_and_grows_with_depth(deep):
-    shallow = measure_twins(model(2), ["post", "pre"], DATA.sample("train", 32), 0.01)
+    shallow = measure_twins(model(2), ["post", "pre"], BATCHES, 0.01)
     change = deep["output_change"]
     assert change["post"] > 1.3 * change["pre"]
     assert change["post"] > 1.3 * shallow["output_change"]["post"]
+
+
+def test_the_gradient_is_the_mean_of_the_batches_gradients_not_one_batchs():
+    kwargs = model(2)
+    one = [measure_twins(kwargs, ["post"], [b], 0)["grad_norm"]["post"] for b in BATCHES[:2]]
+    both = measure_twins(kwargs, ["post"], BATCHES[:2], 0)["grad_norm"]["post"]
+    twin = Seq2SeqTransformer(**twin_kwargs(kwargs, "post")).eval()
+    for batch in BATCHES[:2]:  # by hand: (g1 + g2) / 2 of the last decoder W2
+        loss = token_nll(twin(batch["src"], batch["tgt_in"]), batch["tgt_out"]) / 2
+        loss.backward()
+    by_hand = twin.decoder_layers[-1].ffn.w2.weight.grad.norm().item()
+    assert both["decoder"]["ffn.w2"][-1] == pytest.approx(by_hand, rel=1e-5)
+    singles = [g["decoder"]["ffn.w2"][-1] for g in one]
+    assert both["decoder"]["ffn.w2"][-1] != pytest.approx(singles[0], rel=1e-3)
+    assert both["decoder"]["ffn.w2"][-1] <= (singles[0] + singles[1]) / 2 + 1e-9  # |mean| <= mean||
+
+
+def test_split_batch_keeps_every_example_in_order():
+    parts = split_batch(DATA.sample("train", 10), 3)
+    assert [len(p["src"]) for p in parts] == [4, 3, 3]
+    assert torch.equal(torch.cat([p["src"] for p in parts]), DATA.sample("train", 10)["src"])
 
 
 def test_the_comparison_leaves_the_run_weights_and_the_global_rng_untouched(tmp_path, lab_module):

@@ -94,13 +94,32 @@ def test_the_best_lr_row_holds_its_metrics_and_the_window_where_every_run_trains
         "val/loss",
         "median steps to val/seq_acc ≥ 0.9 (reached)",
         "trains (every run ≥ 0.9) at model.lr",
+        "largest model.lr that trains, per seed",
     ]
     post_constant, post_warmup, pre_constant, pre_warmup = rows(table)
     # 1e-3 diverged once; never reached: beyond the run's end (its last validation, 99)
-    assert post_constant[4:] == ["0.500 n=1", "0.5000 n=1", "> 100 (0/1)", "none"]
-    assert post_warmup[4:] == ["0.970 n=1", "0.0300 n=1", "99 (1/1)", "0.001, 0.01"]
-    assert pre_constant[4:] == ["0.990 n=1", "0.0100 n=1", "99 (1/1)", "0.001"]  # 1e-2 failed
-    assert pre_warmup[6:] == ["99 (1/1)", "0.001, 0.01"]
+    assert post_constant[4:8] == ["0.500 n=1", "0.5000 n=1", "> 100 (0/1)", "none"]
+    assert post_warmup[4:8] == ["0.970 n=1", "0.0300 n=1", "99 (1/1)", "0.001, 0.01"]
+    assert pre_constant[4:8] == ["0.990 n=1", "0.0100 n=1", "99 (1/1)", "0.001"]  # 1e-2 failed
+    assert pre_warmup[6:8] == ["99 (1/1)", "0.001, 0.01"]
+
+
+def test_each_seed_has_its_own_largest_stable_rate_the_window_edge_with_its_spread(sweep):
+    post_constant, post_warmup, pre_constant, pre_warmup = rows(
+        best_lr_table(load_sweep(sweep), 0.9)
+    )
+    # seed 0 of post/constant learned at 1e-3 (0.95), diverged at 1e-2; seed 1 only diverged
+    assert post_constant[8] == "0: 0.001, 1: none"
+    assert post_warmup[8] == "0: 0.01"
+    assert pre_constant[8] == "0: 0.001"  # 1e-2 failed: not stable
+    assert pre_warmup[8] == "0: 0.01"
+
+
+def test_a_stalled_run_with_a_low_loss_is_not_stable(tmp_path):
+    for lr, acc in (("1e-3", 0.95), ("2e-3", 0.0)):  # 2e-3: stalled, val/loss 1.0 < ln 14 / 2
+        make_job(tmp_path, "post", lr, "constant", 0, acc)
+    (row,) = rows(best_lr_table(load_sweep(tmp_path), 0.9))
+    assert row[-2:] == ["0.001", "0: 0.001"]
 
 
 def test_cells_name_diverged_failed_and_never_reached_instead_of_a_value(sweep):

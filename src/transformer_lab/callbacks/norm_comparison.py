@@ -15,10 +15,15 @@ post-norm encoder with a pre-norm decoder) gets the same twins as a run of one p
 the comparison is of the placements on the run's architecture, not of the run's hybrid
 (its own per-layer gradients are the layer statistics' business). The record's ``model``
 is what the twins share, per-stack placements left to ``norm``, so the report counts a
-hybrid run's twins with those of its architecture. On one training batch it measures
-both quantities and logs them (TensorBoard scalars with the layer as the step, one figure,
+hybrid run's twins with those of its architecture. It measures both quantities and logs
+them (TensorBoard scalars with the layer as the step, one figure,
 and ``norm_comparison.json`` in the run folder for the sweep report). The twins are built under
 a forked RNG and never touch the run's model: the run trains exactly as without it.
+
+The gradient is the expected gradient over ``batches`` training batches (their gradients
+summed and divided by their number: the gradient of the mean loss), not one batch's: what
+Xiong et al.'s analysis bounds is an expectation over the data, and one batch's gradient
+carries that batch's noise, larger the smaller the batch.
 """
 
 import inspect
@@ -42,7 +47,7 @@ from transformer_lab.callbacks.stacks import (
     stacks,
     weight_groups,
 )
-from transformer_lab.config.validation import check_choice
+from transformer_lab.config.validation import check_choice, check_integer
 from transformer_lab.model import Seq2SeqTransformer
 from transformer_lab.model.residual import NORM_PLACEMENTS
 from transformer_lab.training.loss import token_nll
@@ -77,20 +82,38 @@ def output_change(model, batch, logits: torch.Tensor, scale: float, seed: int) -
     return (model(batch["src"], batch["tgt_in"]) - logits).pow(2).mean().item()
 
 
-def measure_twins(kwargs: dict, placements, batch, perturbation: float, device="cpu") -> dict:
-    """``{"loss", "grad_norm", "output_change"}`` per placement, for twins built from ``kwargs``.
+def split_batch(batch, count: int) -> list[dict]:
+    """``batch`` cut into ``count`` batches of (nearly) equal size, in order."""
+    return [
+        dict(zip(batch, part, strict=True))
+        for part in zip(*(v.tensor_split(count) for v in batch.values()), strict=True)
+    ]
+
+
+def expected_gradient(model, batches) -> float:
+    """Leaves in every parameter's ``.grad`` the mean of its gradient over ``batches``
+    (the gradient of the mean loss) and returns that mean loss."""
+    total = 0.0
+    for batch in batches:
+        loss = token_nll(model(batch["src"], batch["tgt_in"]), batch["tgt_out"]) / len(batches)
+        loss.backward()  # gradients add up over the batches
+        total += loss.item()
+    return total
+
+
+def measure_twins(kwargs: dict, placements, batches, perturbation: float, device="cpu") -> dict:
+    """``{"loss", "grad_norm", "output_change"}`` per placement, for twins built from ``kwargs``:
+    the gradient expected over ``batches`` (a list of batches), the output change on the first.
 
     Twins run in eval mode (no dropout): the measurement is of the function, not of noise.
     """
-    batch = {k: v.to(device) for k, v in batch.items()}
+    batches = [{k: v.to(device) for k, v in batch.items()} for batch in batches]
+    batch = batches[0]
     results = {"loss": {}, "grad_norm": {}, "output_change": {}}
     with torch.random.fork_rng(devices=[]):  # nn.Linear's own init draws from the global RNG
         for placement in placements:
             twin = Seq2SeqTransformer(**twin_kwargs(kwargs, placement)).to(device).eval()
-            logits = twin(batch["src"], batch["tgt_in"])  # [B, T, V]
-            loss = token_nll(logits, batch["tgt_out"])
-            loss.backward()
-            results["loss"][placement] = loss.item()
+            results["loss"][placement] = expected_gradient(twin, batches)
             results["grad_norm"][placement] = {
                 stack: {
                     group: [
@@ -102,8 +125,10 @@ def measure_twins(kwargs: dict, placements, batch, perturbation: float, device="
                 for stack, layers in stacks(twin).items()
             }
             if perturbation > 0:
+                with torch.no_grad():
+                    logits = twin(batch["src"], batch["tgt_in"])  # [B, T, V]
                 results["output_change"][placement] = output_change(
-                    twin, batch, logits.detach(), perturbation, kwargs["init_seed"]
+                    twin, batch, logits, perturbation, kwargs["init_seed"]
                 )
     return results
 
@@ -138,15 +163,20 @@ def grad_norm_by_layer_figure(grad_norm: GradNorms, title: str):
 class NormComparison(L.Callback):
     """Measures every placement in ``placements`` on twins at fit start (see module doc).
 
-    ``batch_size`` training examples (the datamodule's fixed first ones) make the batch;
-    ``perturbation`` is the relative noise of the output-change measurement (0: skip it).
+    ``batches`` batches of ``batch_size`` training examples (the datamodule's fixed first
+    ones) give the expected gradient; ``perturbation`` is the relative noise of the
+    output-change measurement (0: skip it).
     """
 
-    def __init__(self, placements=NORM_PLACEMENTS, batch_size: int = 64, perturbation=0.01):
+    def __init__(
+        self, placements=NORM_PLACEMENTS, batch_size: int = 64, batches: int = 8, perturbation=0.01
+    ):
         for placement in placements:
             check_choice("placements", placement, NORM_PLACEMENTS)
+        check_integer("batches", batches, minimum=1)
         self.placements = list(placements)
         self.batch_size = batch_size
+        self.batches = batches
         self.perturbation = perturbation
 
     @figure_hook
@@ -162,12 +192,16 @@ class NormComparison(L.Callback):
         kwargs = twin_kwargs(kwargs, kwargs["norm"])  # what every twin shares
         if kwargs.get("init_seed") is None:  # the run drew from the global RNG; twins need a seed
             kwargs["init_seed"] = 0
-        batch = trainer.datamodule.sample("train", self.batch_size)
-        results = measure_twins(kwargs, self.placements, batch, self.perturbation, pl_module.device)
+        examples = trainer.datamodule.sample("train", self.batch_size * self.batches)
+        batches = split_batch(examples, min(self.batches, len(examples["src"])))
+        results = measure_twins(
+            kwargs, self.placements, batches, self.perturbation, pl_module.device
+        )
         run_dir = Path(trainer.default_root_dir)
         record = {
             "model": kwargs,
-            "batch_size": len(batch["src"]),
+            "batch_size": len(batches[0]["src"]),
+            "batches": len(batches),
             "perturbation": self.perturbation,
             **results,
         }

@@ -48,7 +48,8 @@ def deepnorm_scales(
     """``((alpha, beta) of the encoder, (alpha, beta) of the decoder)``; 1s but for deepnorm.
 
     DeepNet's encoder-decoder constants for N encoder and M decoder layers (Wang et al.,
-    2022, Table 1): encoder ``alpha = 0.81 (N^4 M)^(1/16)``, ``beta = 0.87 (N^4 M)^(-1/16)``;
+    2022, Figure 2(b); derived from the update bound of §4.2-4.3): encoder
+    ``alpha = 0.81 (N^4 M)^(1/16)``, ``beta = 0.87 (N^4 M)^(-1/16)``;
     decoder ``alpha = (3M)^(1/4)``, ``beta = (12M)^(-1/4)``.
     """
     if norm != "deepnorm":

@@ -5,7 +5,10 @@ The classic post- vs pre-norm result (Xiong et al., 2020; Liu et al., 2020) is a
 warmup, while pre-norm trains across a wide one. One learning rate cannot show that, so
 for any sweep that varies ``model.lr`` the report draws, per configuration of the other
 varying keys (the norm placement first of all), a heatmap of learning rate x warmup, and
-tabulates each configuration's best learning rate.
+tabulates each configuration's best learning rate, its window (the rates at which every
+run was stable) and each seed's largest stable rate, the window's edge with its spread.
+A run is stable by accuracy (:func:`learned`), not by a loss cut, which a stalled run can
+pass.
 
 A cell's colour is the final ``val/seq_acc``, the mean over its runs that did not diverge.
 Cells that are not such a value say so in the cell itself, never by colour alone: a
@@ -35,6 +38,7 @@ from transformer_lab.runs.reader import Run
 from transformer_lab.training.thresholds import reaches
 
 LR_KEY = "model.lr"
+SEED_KEY = "seed"
 WARMUP_KEYS = ("model.schedule", "model.warmup_steps")  # what "warmup" means in a sweep
 METRIC = "val/seq_acc"
 COLOURS = ScalarMappable(Normalize(0.0, 1.0), "viridis")  # val/seq_acc 0..1
@@ -53,6 +57,29 @@ def score(runs: list[Run]) -> float | None:
     return statistics.fmean(0.0 if r.diverged else r.metrics.get(METRIC, 0.0) for r in finished)
 
 
+def learned(run: Run, target: float) -> bool:
+    """A stable run, by accuracy: finished, not diverged, final ``val/seq_acc >= target``.
+    A run that stalls (at 0.000, with a loss below the uniform guess's) is not stable."""
+    return run.finished and not run.diverged and reaches(run.metrics.get(METRIC, 0.0), target)
+
+
+def largest_by_seed(by_lr: dict[tuple[str], list[Run]], target: float) -> str:
+    """Per seed, the largest learning rate at which that seed's run was stable (``none``):
+    the window's upper edge as each seed sees it, so the spread over seeds is the edge's
+    uncertainty, e.g. ``0: 0.002, 1: 0.002, 2: 0.004``."""
+    edges: dict[str, float | None] = {}
+    for (lr,), runs in by_lr.items():
+        for run in runs:
+            seed = run.overrides.get(SEED_KEY, NOT_SET)
+            edges.setdefault(seed, None)
+            if learned(run, target) and (edges[seed] is None or float(lr) > edges[seed]):
+                edges[seed] = float(lr)
+    return ", ".join(
+        f"{seed}: {'none' if edges[seed] is None else _format_lr(str(edges[seed]))}"
+        for seed in sorted(edges, key=natural_key)
+    )
+
+
 def _reached(runs: list[Run], target: float) -> bool:
     return any(steps_to_target(r, target) is not None for r in runs if not r.diverged)
 
@@ -66,9 +93,10 @@ def _format_lr(value: str) -> str:
 
 def best_lr_table(sweep: Sweep, target: float) -> str | None:
     """Markdown, one row per configuration (every varying key but the learning rate and the
-    seed): its best learning rate by :func:`score`, that learning rate's metrics, and the
-    window, the learning rates whose every run trained to ``val/seq_acc >= target``
-    without diverging. None when the sweep does not vary the learning rate."""
+    seed): its best learning rate by :func:`score`, that learning rate's metrics, the
+    window, the learning rates whose every run was stable (:func:`learned`), and each
+    seed's largest stable rate (:func:`largest_by_seed`). None when the sweep does not vary
+    the learning rate."""
     if LR_KEY not in sweep.config_keys:
         return None
     keys = [k for k in sweep.config_keys if k != LR_KEY]
@@ -86,10 +114,7 @@ def best_lr_table(sweep: Sweep, target: float) -> str | None:
         window = [
             _format_lr(lr)
             for lr in sorted(scored, key=natural_key)
-            if all(
-                r.finished and not r.diverged and reaches(r.metrics.get(METRIC, 0.0), target)
-                for r in by_lr[(lr,)]
-            )
+            if all(learned(r, target) for r in by_lr[(lr,)])
         ]
         rows.append(
             [
@@ -102,6 +127,7 @@ def best_lr_table(sweep: Sweep, target: float) -> str | None:
                 ),
                 steps_cell(runs, target),
                 ", ".join(window) or "none",
+                largest_by_seed(by_lr, target),
             ]
         )
     header = [
@@ -112,6 +138,7 @@ def best_lr_table(sweep: Sweep, target: float) -> str | None:
         "val/loss",
         f"median steps to {METRIC} ≥ {target:g} (reached)",
         f"trains (every run ≥ {target:g}) at {LR_KEY}",
+        f"largest {LR_KEY} that trains, per seed",
     ]
     return markdown(header, rows)
 

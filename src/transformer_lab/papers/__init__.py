@@ -1,0 +1,14 @@
+"""The papers' own figures, measured on this lab's models: ``python -m transformer_lab.papers``.
+
+Each figure is a measurement at (or just after) initialisation, seconds to minutes of
+forward and backward passes, not a training compared across runs: so a command that draws
+the lab's curves beside the shape the paper states, with seeds and intervals, rather than
+a bundled experiment (a sweep of job folders and a report for what one process measures
+in place). docs/papers.md quotes what each paper says; docs/results.md says where the
+lab's figure agrees.
+
+- ``xiong_fig3``: Xiong et al. (2020), Figure 3: the gradient norm of each layer's FFN W2
+  at initialisation, post- vs pre-norm, and the last layer's against depth.
+- ``deepnet_update``: Wang et al. (2022, DeepNet), §3's analysis figures: the size of the
+  model update over the first steps, and the decoder's gradient by layer after them.
+"""
