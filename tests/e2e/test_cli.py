@@ -32,6 +32,9 @@ def test_multirun_makes_one_folder_per_job_named_by_its_overrides(tmp_path, read
         metrics = json.loads((run / "metrics.json").read_text())
         assert metrics["global_step"] == 8
         assert 0.0 <= metrics["test/seq_acc"] <= 1.0
+        # 8 steps learn no whole sequence: stalled by the default rule, 0 in HPARAMS
+        assert metrics["val/seq_acc"] < 0.5 and metrics["outcome"] == "stalled"
+        assert metrics["outcome_rule"] == "learned: final val/seq_acc >= 0.5"
 
         events = EventAccumulator(str(run))
         events.Reload()
@@ -42,8 +45,10 @@ def test_multirun_makes_one_folder_per_job_named_by_its_overrides(tmp_path, read
         assert {m.name.tag for m in experiment.metric_infos} >= {
             "val/loss",
             "val/seq_acc",
+            "outcome/learned",
             "test/seq_acc",
         }
+        assert events.Scalars("outcome/learned")[-1].value == 0.0
         assert session.hparams["model.norm"].string_value == norm
         assert session.hparams["model.d_model"].number_value == 32
         # the HPARAMS tab reads each metric's latest scalar: the real final value

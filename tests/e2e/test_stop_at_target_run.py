@@ -41,6 +41,7 @@ def test_the_run_stops_at_its_target_and_says_where_and_why(tmp_path):
     assert metrics["stop_reason"] == reason
     assert metrics["val/seq_acc"] == pytest.approx(float(last), abs=5e-4)
     assert "test/seq_acc" in metrics  # the run tested the weights it stopped with
+    assert metrics["outcome"] == "learned"  # the default rule: final val/seq_acc >= 0.5
     seen = json.loads((run / "stop_at_target.json").read_text())  # [[step, value], ...]
     assert [s for s, _ in seen] == list(range(10, step + 1, 10))
     assert seen[-2][1] == pytest.approx(float(first), abs=5e-4)
