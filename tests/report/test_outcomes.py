@@ -8,6 +8,7 @@ import pytest
 from scipy import stats
 
 from transformer_lab.report import main
+from transformer_lab.report.comparisons import compare
 from transformer_lab.report.family import holm
 from transformer_lab.report.proportions import RateDifference, rate_interval
 from transformer_lab.report.sweep import load_sweep
@@ -134,3 +135,12 @@ def test_fewer_than_three_runs_a_side_get_no_verdict(tmp_path):
     sweep = load_sweep(tmp_path)
     words = [v.word for v in judge_all(sweep, read_hypotheses(sweep))]
     assert words == ["inconclusive (n=2)"] * 3
+
+
+def test_a_difference_of_accuracies_stays_inside_minus_1_and_1(tmp_path):
+    sweep = load_sweep(make_sweep(tmp_path))
+    found = compare(sweep, "val/seq_acc", "model.warmup_steps", ("0", "100"), [])
+    t_low = found.difference.low  # the paired t interval of -0.95, -0.99, -1.0, -0.97
+    assert t_low < -1.0
+    assert found.interval == (-1.0, pytest.approx(found.difference.high))
+    assert found.word == "B better"

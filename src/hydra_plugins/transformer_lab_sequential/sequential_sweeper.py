@@ -28,8 +28,8 @@ from hydra.types import HydraContext, TaskFunction
 from omegaconf import DictConfig, OmegaConf
 
 from transformer_lab.config.jobs import SEQUENTIAL_SWEEPER, expand_sweep
-from transformer_lab.report.sweep import Sweep, load_sweep
-from transformer_lab.report.verdicts import judge_looks, read_hypotheses
+from transformer_lab.report.sweep import load_sweep
+from transformer_lab.report.verdicts import Verdict, judge_looks, read_hypotheses
 from transformer_lab.runs.reader import Run, overrides_of, read_jobs
 from transformer_lab.sweep.hypotheses import Hypothesis, same_value
 from transformer_lab.sweep.sequential import FILE, LEVEL, SequentialDesign
@@ -107,14 +107,14 @@ class SequentialSweeper(Sweeper):
                 jobs.append(job + resumable[:1])
         return jobs
 
-    def look(self, sweep_dir: Path, stage: int) -> tuple[Sweep, list[Hypothesis], list]:
+    def look(self, sweep_dir: Path, stage: int) -> list[Verdict]:
+        """The hypotheses judged on the sweep's runs so far, as the report judges them."""
         sweep = load_sweep(sweep_dir, self.seed_key)
-        hypotheses = read_hypotheses(sweep)
         seeds = [str(seed) for seed in self.design.seeds]
-        verdicts = judge_looks(sweep, hypotheses, self.design, seeds)
+        verdicts = judge_looks(sweep, read_hypotheses(sweep), self.design, seeds)
         for verdict in verdicts:
             log.info("look after %d seeds: %s %s", stage, verdict.hypothesis.id, verdict.word)
-        return sweep, hypotheses, verdicts
+        return verdicts
 
     def sweep(self, arguments: list[str]) -> Any:
         sweep_dir = Path(self.config.hydra.sweep.dir)
@@ -133,7 +133,7 @@ class SequentialSweeper(Sweeper):
             if jobs:
                 returns.append(self.launcher.launch(jobs, initial_job_idx=self.job_index))
                 self.job_index += len(jobs)
-            _, _, verdicts = self.look(sweep_dir, stage)
+            verdicts = self.look(sweep_dir, stage)
             undecided = [v.hypothesis for v in verdicts if not v.decided]
             cells = [cell for cell in grid if any(_compares(h, cell) for h in undecided)]
             if not cells:

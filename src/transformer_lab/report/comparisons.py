@@ -37,7 +37,7 @@ from transformer_lab.runs.order import natural_key
 from transformer_lab.runs.outcome import LEARNED
 from transformer_lab.runs.reader import Run
 from transformer_lab.sweep.hypotheses import same_value
-from transformer_lab.training.metric_names import higher_is_better
+from transformer_lab.training.metric_names import higher_is_better, metric_range
 
 PRIMARY_METRICS = (LEARNED, "val/seq_acc", "val/seq_acc_auc", "val/loss")
 COMPARISONS = (
@@ -96,10 +96,18 @@ class Comparison:
 
     @property
     def interval(self) -> tuple[float, float] | None:
+        """The 95% interval of A - B; of a bounded metric (an accuracy), inside the
+        differences it can take ([-1, 1]), as an interval of its mean stays in [0, 1]."""
         found = self.difference
         if found is None or self.no_spread:
             return None
-        return found.interval if isinstance(found, RateDifference) else (found.low, found.high)
+        if isinstance(found, RateDifference):
+            return found.interval
+        low, high = metric_range(self.metric)
+        if low is None or high is None:
+            return found.low, found.high
+        span = high - low
+        return max(-span, found.low), min(span, found.high)
 
     @property
     def better(self) -> str | None:

@@ -36,9 +36,9 @@ EMPTY = "—"
 
 
 def metric_format(metric: str) -> str:
-    """How a value of ``metric`` is written: fractions to 3 places, losses to 4, BLEU and
+    """How a value of ``metric`` is written: fractions and rates to 3 places, losses to 4, BLEU and
     chrF (0-100) to 1."""
-    if metric.endswith(("acc", "auc", "fraction")):
+    if metric.endswith(("acc", "auc", "fraction", "learned")):
         return ".3f"
     if metric.endswith(("bleu", "chrf")):
         return ".1f"
