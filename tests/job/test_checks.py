@@ -102,8 +102,12 @@ REFUSED = [
     (["model.compile=abc"], "model.compile='abc': not a boolean; allowed: true or false"),
     (["model.d_model=abc"], "model.d_model='abc': not an integer; allowed: an integer >= 1"),
     (
-        ["model.schedule=cosine"],
-        "model.schedule='cosine': unknown; allowed: constant, linear_warmup, noam",
+        ["model.schedule=cosin"],
+        "model.schedule='cosin': unknown; allowed: constant, linear_warmup, noam, cosine",
+    ),
+    (
+        ["model.min_lr_ratio=-0.1"],
+        "model.min_lr_ratio=-0.1: out of range; allowed: a number in [0, 1]",
     ),
     (["data.batch_size=abc"], "data.batch_size='abc': not an integer; allowed: an integer >= 1"),
     (
