@@ -110,6 +110,12 @@ REFUSED = [
         "model.min_lr_ratio=-0.1: out of range; allowed: a number in [0, 1]",
     ),
     (["data.batch_size=abc"], "data.batch_size='abc': not an integer; allowed: an integer >= 1"),
+    (["test_weights=first"], "test_weights='first': unknown; allowed: last, best"),
+    (
+        ["test_weights=best", "~callbacks.model_checkpoint"],
+        "test_weights='best': callbacks.model_checkpoint, which saves best.ckpt, is switched "
+        "off; allowed: last, or keep callbacks.model_checkpoint",
+    ),
     (
         ["+model.qk_norm=true"],
         "model.qk_norm=True: Seq2SeqLitModule takes no such setting; allowed: src_vocab_size, ",

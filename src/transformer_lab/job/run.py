@@ -98,10 +98,14 @@ def open_run_folder(cfg: DictConfig, trainer, context: RunContext, started: dict
     log.info("tensorboard: tensorboard --logdir %s", output_dir.resolve())
 
 
-def final_metrics(trainer, module, datamodule, diverged_at: int | None) -> dict[str, float]:
+def final_metrics(
+    trainer, module, datamodule, diverged_at: int | None, test_weights: str
+) -> dict[str, float]:
     """val/* of the fit's closing validation (of the final weights: the fit validates at its
     final step, see ``learning_curve.py``) and test*/* unless the run diverged (then there
-    is nothing more to evaluate: divergence is the result), with ``diverged`` 1.0 or 0.0."""
+    is nothing more to evaluate: divergence is the result), with ``diverged`` 1.0 or 0.0.
+    The test scores the final weights, or with ``test_weights=best`` those of
+    ``checkpoints/best.ckpt``, which the module keeps afterwards (the sample generations)."""
     if diverged_at is None and module.validated_at_step != trainer.global_step:
         last = module.validated_at_step
         validated = f"those of step {last}" if last >= 0 else "missing"
@@ -113,10 +117,21 @@ def final_metrics(trainer, module, datamodule, diverged_at: int | None) -> dict[
         )
     metrics = {k: float(v) for k, v in trainer.callback_metrics.items() if k.startswith("val/")}
     if diverged_at is None:
-        trainer.test(module, datamodule=datamodule, verbose=False)
+        tested = best_checkpoint(trainer) if test_weights == "best" else None
+        trainer.test(
+            module, datamodule=datamodule, ckpt_path=tested, weights_only=True, verbose=False
+        )
     metrics |= {k: float(v) for k, v in trainer.callback_metrics.items() if k.startswith("test")}
     metrics["diverged"] = float(diverged_at is not None)  # for the sweeper's objective
     return metrics
+
+
+def best_checkpoint(trainer) -> str:
+    """The path of the checkpoint of the best ``val/seq_acc`` (``checkpoints/best.ckpt``),
+    saved by the ModelCheckpoint that monitors it (``check_config`` made sure there is one;
+    the fit validates at its final step, so it has saved one)."""
+    (callback,) = [c for c in trainer.checkpoint_callbacks if getattr(c, "monitor", None)]
+    return callback.best_model_path
 
 
 def record_run(
@@ -137,6 +152,7 @@ def record_run(
     if any(key.endswith("/bleu") for key in record):  # what makes the scores comparable
         record["sacrebleu"] = text_metrics.signatures()
     record |= how_fit_ended(trainer, diverged_at)
+    record["weights_tested"] = cfg.test_weights  # test*/* scored the last or the best weights
     (output_dir / "metrics.json").write_text(json.dumps(record, indent=2) + "\n")
     run = {"run/diverged": metrics["diverged"], "run/train_seconds": train_seconds}
     params, overridden = run_hparams(cfg, context.overrides)
@@ -176,7 +192,7 @@ def train(cfg: DictConfig, context: RunContext | None = None) -> dict[str, float
         raise
     train_seconds = time.perf_counter() - start
     diverged_at = diverged_at_step(trainer)
-    metrics = final_metrics(trainer, module, datamodule, diverged_at)
+    metrics = final_metrics(trainer, module, datamodule, diverged_at, cfg.test_weights)
     if trainer.is_global_zero:
         metrics |= record_run(cfg, trainer, context, metrics, diverged_at, train_seconds)
         summarize(module, datamodule, metrics, cfg.samples)
