@@ -32,11 +32,12 @@ def test_logger_csv_writes_metrics_csv_in_the_run_folder_and_no_events(compose_t
     assert not list(run.glob("events.out.tfevents.*"))
 
 
-def test_logger_many_writes_both(compose_train, tmp_path):
+def test_logger_many_writes_all_three(compose_train, tmp_path):
     train(compose_train([*TINY, "logger=many"]))
     run = tmp_path / "run"
     assert (run / "metrics.csv").is_file()
     assert list(run.glob("events.out.tfevents.*"))
+    assert list(run.glob("wandb/offline-run-*/run-*.wandb"))  # offline in the tests (conftest)
 
 
 def test_metrics_csv_has_one_row_per_step_and_the_non_time_series_stay_in_tensorboard(

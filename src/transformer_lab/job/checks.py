@@ -72,7 +72,10 @@ def _check_trainer(trainer: DictConfig) -> None:
 
 
 # a logger's target -> (the module it needs, the extra of pyproject.toml that installs it)
-OPTIONAL_LOGGERS = {"lightning.pytorch.loggers.MLFlowLogger": ("mlflow", "mlflow")}
+OPTIONAL_LOGGERS = {
+    "lightning.pytorch.loggers.MLFlowLogger": ("mlflow", "mlflow"),
+    "transformer_lab.training.wandb_logger.RunWandbLogger": ("wandb", "wandb"),
+}
 
 
 def _check_loggers(loggers: DictConfig | None) -> None:

@@ -25,6 +25,7 @@ from transformer_lab.callbacks import (
     how_fit_ended,
     training_stability,
 )
+from transformer_lab.callbacks.logger_kinds import finish_runs, log_run_config
 from transformer_lab.job.build import build
 from transformer_lab.job.checks import check_config
 from transformer_lab.job.context import RunContext
@@ -94,6 +95,7 @@ def open_run_folder(cfg: DictConfig, trainer, context: RunContext, started: dict
     (output_dir / "config_resolved.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))
     environment.write(output_dir, started)
     environment.add_to_tensorboard(trainer.loggers, started)
+    log_run_config(trainer.loggers, run_hparams(cfg, context.overrides)[0])  # W&B's config
     log.info("outputs: %s", output_dir.resolve())
     log.info("tensorboard: tensorboard --logdir %s", output_dir.resolve())
 
@@ -196,6 +198,7 @@ def train(cfg: DictConfig, context: RunContext | None = None) -> dict[str, float
     if trainer.is_global_zero:
         metrics |= record_run(cfg, trainer, context, metrics, diverged_at, train_seconds)
         summarize(module, datamodule, metrics, cfg.samples)
+        finish_runs(trainer.loggers)
         log.info("metrics: %s", context.output_dir.resolve() / "metrics.json")
     return metrics
 
