@@ -112,6 +112,10 @@ REFUSED = [
     (["data.batch_size=abc"], "data.batch_size='abc': not an integer; allowed: an integer >= 1"),
     (["test_weights=first"], "test_weights='first': unknown; allowed: last, best"),
     (
+        ["callbacks/averaging=ema", "callbacks.averaging.decay=1.5"],
+        "callbacks.averaging.decay=1.5: out of range; allowed: a number in (0, 1)",
+    ),
+    (
         ["test_weights=best", "~callbacks.model_checkpoint"],
         "test_weights='best': callbacks.model_checkpoint, which saves best.ckpt, is switched "
         "off; allowed: last, or keep callbacks.model_checkpoint",

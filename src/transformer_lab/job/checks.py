@@ -7,8 +7,9 @@ data is generated (the datamodule generates its splits in ``setup``). What belon
 run rather than to a part it builds is checked here: the seed, the trainer's step budget,
 validation interval and clipping, ``target_seq_acc``, ``stop_at_seq_acc``,
 ``test_weights``, ``optimized_metric``, DDP in a local multirun, a logger whose package is
-missing, and the checkpoint to resume from. The Trainer, loggers and callbacks are not
-built: they need the run folder, which does not exist yet.
+missing, the weight averaging's settings, and the checkpoint to resume from. The Trainer,
+loggers and the other callbacks are not built: they need the run folder, which does not
+exist yet.
 
 The sweep's :class:`~transformer_lab.sweep.checks.ConfigCheck` calls :func:`check_config`
 before Hydra makes any folder, for a run or for every job of a sweep;
@@ -32,7 +33,7 @@ from transformer_lab.config.validation import (
     check_integer,
     check_number,
 )
-from transformer_lab.job.build import build_data_and_model
+from transformer_lab.job.build import build_data_and_model, instantiate
 from transformer_lab.job.resume import resolve_checkpoint
 from transformer_lab.runs.layout import TEST_WEIGHTS
 from transformer_lab.training.metric_names import check_optimized_metric
@@ -120,6 +121,9 @@ def check_run_settings(cfg: DictConfig, hydra_cfg: DictConfig) -> None:
         raise ConfigError(str(error)) from None
     check_launcher(cfg, hydra_cfg)
     _check_loggers(cfg.get("logger"))
+    averaging = OmegaConf.select(cfg, "callbacks.averaging")
+    if averaging is not None:  # its settings need no run folder, unlike the other callbacks'
+        instantiate("callbacks.averaging", averaging)
     resolve_checkpoint(cfg)  # CheckpointNotFound, a ConfigError, names ckpt_path
 
 
