@@ -78,6 +78,16 @@ def test_debug_fdr_runs_one_batch_of_each_stage_without_logs(compose_train, tmp_
     assert not list((tmp_path / "run").glob("events.out.tfevents.*"))  # Lightning's DummyLogger
 
 
+def test_debug_fdr_with_test_weights_best_tests_the_final_weights_and_says_so(
+    compose_train, tmp_path, caplog
+):
+    """A fast_dev_run saves no checkpoints, so there is no best.ckpt to test."""
+    train(compose_train(["experiment=smoke", "debug=fdr", "test_weights=best"]))
+    record = json.loads((tmp_path / "run" / "metrics.json").read_text())
+    assert record["weights_tested"] == "last"
+    assert "test_weights=best: no best.ckpt was saved; testing the final weights" in caplog.text
+
+
 class FirstSources(L.Callback):
     def __init__(self):
         self.seen = []
