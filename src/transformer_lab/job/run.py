@@ -127,7 +127,7 @@ def final_metrics(
     return metrics
 
 
-def best_checkpoint(trainer) -> str:
+def best_checkpoint(trainer) -> str | None:
     """The path of the checkpoint of the best ``val/seq_acc`` (``checkpoints/best.ckpt``),
     saved by the ModelCheckpoint that monitors it (``check_config`` made sure there is one),
     or None where it saved none (a ``debug=fdr`` run saves no checkpoints): then the final
