@@ -4,6 +4,7 @@ contention); read a run's HPARAMS entry back; an untrained checkpoint to evaluat
 command line is started through tests/command_line.py; what several files read is built
 once per test run through tests/built_once.py."""
 
+import os
 from pathlib import Path
 
 import lightning
@@ -19,6 +20,7 @@ from tensorboard.plugins.hparams.plugin_data_pb2 import HParamsPluginData
 from . import command_line
 
 CONF_DIR = Path(__file__).resolve().parents[1] / "conf"
+WANDB_SETTINGS = ("WANDB_MODE", "WANDB_CONFIG_DIR", "WANDB_CACHE_DIR", "WANDB_DATA_DIR")
 
 
 def files_of(folder) -> dict[str, tuple[int, int]]:
@@ -86,6 +88,22 @@ def one_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(threads)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def wandb_offline(tmp_path_factory):
+    """W&B (``logger=wandb``, ``logger=many``) offline for every test and the commands they
+    start, whatever login the machine has, with its settings and caches in a temporary
+    folder rather than the home directory."""
+    home = tmp_path_factory.mktemp("wandb_home")
+    saved = {name: os.environ.get(name) for name in WANDB_SETTINGS}
+    os.environ.update({name: str(home) for name in WANDB_SETTINGS} | {"WANDB_MODE": "offline"})
+    yield
+    for name, value in saved.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
 
 
 @pytest.fixture(scope="session")

@@ -2,7 +2,8 @@
 
     python -m transformer_lab.evaluate ckpt_path=<run>/checkpoints/last.ckpt [beam_size=8 ...]
 
-``ckpt_path`` may also be a run folder (its ``checkpoints/last.ckpt`` is taken). The
+``ckpt_path`` may also be a run folder: its ``checkpoints/last.ckpt`` is taken, or with
+``test_weights=best`` its ``checkpoints/best.ckpt`` (the best ``val/seq_acc``). The
 checkpoint alone rebuilds the model and the data: the LightningModule and the datamodule
 both saved their constructor arguments into it, so neither the original config nor the
 run folder is needed. Every test split (``test``, and ``test_long`` where the run had one)
@@ -36,7 +37,12 @@ from transformer_lab.config.validation import InvalidSetting
 from transformer_lab.console import LIGHTNING_INFO, quiet_library_notices
 from transformer_lab.data import DATAMODULES, SplitsDataModule, SyntheticDataModule
 from transformer_lab.model.decoding import beam_search, check_beam_search
-from transformer_lab.runs.layout import last_checkpoint, recorded_metrics, run_folder_of
+from transformer_lab.runs.layout import (
+    TEST_WEIGHTS,
+    recorded_metrics,
+    run_folder_of,
+    tested_checkpoint,
+)
 from transformer_lab.runs.order import natural_key
 from transformer_lab.training import text_metrics
 from transformer_lab.training.module import Seq2SeqLitModule
@@ -56,15 +62,20 @@ class EvaluationError(ValueError):
     """What was asked cannot be evaluated: a missing or foreign checkpoint, a bad setting."""
 
 
-def find_checkpoint(path: str | Path) -> Path:
-    """``path`` if it is a file, or the last checkpoint of the run folder ``path``."""
+def find_checkpoint(path: str | Path, test_weights: str = "last") -> Path:
+    """``path`` if it is a file, or the run folder ``path``'s ``checkpoints/last.ckpt`` or
+    ``best.ckpt`` by ``test_weights``."""
+    if test_weights not in TEST_WEIGHTS:
+        raise EvaluationError(
+            f"test_weights={test_weights!r}: unknown; allowed: {', '.join(TEST_WEIGHTS)}"
+        )
     path = Path(path)
     if path.is_dir():
-        path = last_checkpoint(path)
+        path = tested_checkpoint(path, test_weights)
     if not path.is_file():
         raise EvaluationError(
             f"ckpt_path: {path} does not exist; give a checkpoint file or a run folder "
-            "that holds checkpoints/last.ckpt"
+            f"that holds checkpoints/{test_weights}.ckpt"
         )
     return path
 
@@ -255,7 +266,9 @@ def evaluate(cfg: DictConfig) -> dict:
             "ckpt_path is required: python -m transformer_lab.evaluate "
             "ckpt_path=<run>/checkpoints/last.ckpt (or ckpt_path=<run folder>)"
         )
-    path = find_checkpoint(cfg.ckpt_path)
+    path = find_checkpoint(cfg.ckpt_path, cfg.test_weights)
+    # which of a run folder's checkpoints; None for a file, taken as given
+    test_weights = cfg.test_weights if Path(cfg.ckpt_path).is_dir() else None
     module, datamodule, global_step = load(path)
     test_splits = {k: v for k, v in cfg.data.items() if v is not None}
     if test_splits:
@@ -281,6 +294,7 @@ def evaluate(cfg: DictConfig) -> dict:
     results = {
         "checkpoint": str(path),
         "global_step": global_step,
+        "weights_tested": test_weights,
         "beam_size": cfg.beam_size,
         "length_penalty": cfg.length_penalty,
         "data": test_splits,  # the test splits changed from the run's

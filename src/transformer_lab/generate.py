@@ -125,7 +125,7 @@ def generate(cfg: DictConfig) -> list[Line]:
             "ckpt_path is required: python -m transformer_lab.generate ckpt_path=<run folder "
             "or .ckpt> [input=<file>]"
         )
-    module, datamodule, _ = load(find_checkpoint(cfg.ckpt_path))
+    module, datamodule, _ = load(find_checkpoint(cfg.ckpt_path, cfg.test_weights))
     model = module.model
     max_new = check_settings(cfg, model)
     if cfg.device == "auto":

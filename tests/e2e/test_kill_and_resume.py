@@ -24,16 +24,21 @@ def final_weights(run):
     return torch.load(run / "checkpoints" / "last.ckpt", weights_only=True)["state_dict"]
 
 
+# weight averaging that starts at step 10 of 40: the kill lands before or after its start
+AVERAGING = ["callbacks/averaging=swa", "callbacks.averaging.start_fraction=0.25"]
+
+
 @pytest.mark.slow
+@pytest.mark.parametrize("averaging", [[], AVERAGING], ids=["plain", "averaging"])
 def test_sigkilled_run_resumed_with_ckpt_path_last_matches_an_uninterrupted_run(
-    tmp_path, resumable_command
+    tmp_path, resumable_command, averaging
 ):
     straight_root, killed_root = tmp_path / "straight", tmp_path / "killed"
-    straight_run = resumable_command(straight_root, SAVE_OFTEN)
+    straight_run = resumable_command(straight_root, SAVE_OFTEN, *averaging)
     result = run_command_here(straight_run, cwd=tmp_path)  # only the killed run: a process
     assert result.returncode == 0, result.stderr[-3000:]
 
-    killed_run = resumable_command(killed_root, SAVE_OFTEN)
+    killed_run = resumable_command(killed_root, SAVE_OFTEN, *averaging)
     process = start_command(killed_run, tmp_path, stdout=subprocess.DEVNULL)
     deadline = time.monotonic() + 300
     while not list(killed_root.glob("runs/*/checkpoints/last.ckpt")):
@@ -55,7 +60,7 @@ def test_sigkilled_run_resumed_with_ckpt_path_last_matches_an_uninterrupted_run(
     resumed = json.loads((killed / "metrics.json").read_text())  # written into the same run
     for key in ("val/loss", "val/seq_acc", "test/loss", "test/token_acc", "global_step"):
         assert resumed[key] == pytest.approx(expected[key], abs=1e-6), key
-    a, b = final_weights(straight), final_weights(killed)
+    a, b = final_weights(straight), final_weights(killed)  # with averaging: the average
     assert a.keys() == b.keys()
     assert max((a[k].float() - b[k].float()).abs().max().item() for k in a) <= 1e-6
 

@@ -61,6 +61,30 @@ def test_evaluating_a_run_reproduces_its_own_test_metrics(compose_train, tmp_pat
 
 
 @pytest.mark.slow
+def test_test_weights_best_tests_the_best_checkpoint_as_evaluate_does(compose_train, tmp_path):
+    """Smoke's val/seq_acc is 0.0 at both validations (steps 10, 20), so best.ckpt keeps the
+    first (ModelCheckpoint saves on a strict improvement) and the final weights differ."""
+    train(compose_train(["experiment=smoke", "test_weights=best"]))
+    run = tmp_path / "run"
+    (run / ".hydra").mkdir()  # a run folder, as Hydra leaves it
+    logged = json.loads((run / "metrics.json").read_text())
+
+    best = evaluate(eval_config(ckpt_path=run, test_weights="best", beam_size=1, samples=0))
+    last = evaluate(eval_config(ckpt_path=run, beam_size=1, samples=0))
+
+    assert (logged["weights_tested"], best["weights_tested"], last["weights_tested"]) == (
+        "best",
+        "best",
+        "last",
+    )
+    assert best["checkpoint"] == str(run / "checkpoints" / "best.ckpt")
+    assert (best["global_step"], last["global_step"], logged["global_step"]) == (10, 20, 20)
+    tested = {k: v for k, v in logged.items() if k.startswith("test")}
+    assert best["greedy"] == pytest.approx(tested, rel=1e-9, abs=0)
+    assert abs(last["greedy"]["test/loss"] - tested["test/loss"]) > 1e-3  # not the final weights
+
+
+@pytest.mark.slow
 def test_a_run_past_a_periodic_save_is_evaluated_at_its_final_step(
     compose_train, tmp_path, capsys, caplog
 ):
@@ -171,9 +195,9 @@ def test_a_misspelt_setting_is_one_error_line_that_names_it(capsys):
         cli(["ckpt_path=run", "beem_size=3"])
     assert exit.value.code == 2
     assert capsys.readouterr().err == (
-        "error: beem_size is not a setting; allowed: ckpt_path, beam_size, length_penalty, "
-        "batch_size, samples, accelerator, data.test_path, data.test_size, data.test_long_size, "
-        "data.test_long_max_len, output\n"
+        "error: beem_size is not a setting; allowed: ckpt_path, test_weights, beam_size, "
+        "length_penalty, batch_size, samples, accelerator, data.test_path, data.test_size, "
+        "data.test_long_size, data.test_long_max_len, output\n"
     )
 
 

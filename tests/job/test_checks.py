@@ -102,10 +102,24 @@ REFUSED = [
     (["model.compile=abc"], "model.compile='abc': not a boolean; allowed: true or false"),
     (["model.d_model=abc"], "model.d_model='abc': not an integer; allowed: an integer >= 1"),
     (
-        ["model.schedule=cosine"],
-        "model.schedule='cosine': unknown; allowed: constant, linear_warmup, noam",
+        ["model.schedule=cosin"],
+        "model.schedule='cosin': unknown; allowed: constant, linear_warmup, noam, cosine",
+    ),
+    (
+        ["model.min_lr_ratio=-0.1"],
+        "model.min_lr_ratio=-0.1: out of range; allowed: a number in [0, 1]",
     ),
     (["data.batch_size=abc"], "data.batch_size='abc': not an integer; allowed: an integer >= 1"),
+    (["test_weights=first"], "test_weights='first': unknown; allowed: last, best"),
+    (
+        ["callbacks/averaging=ema", "callbacks.averaging.decay=1.5"],
+        "callbacks.averaging.decay=1.5: out of range; allowed: a number in (0, 1)",
+    ),
+    (
+        ["test_weights=best", "~callbacks.model_checkpoint"],
+        "test_weights='best': callbacks.model_checkpoint, which saves best.ckpt, is switched "
+        "off; allowed: last, or keep callbacks.model_checkpoint",
+    ),
     (
         ["+model.qk_norm=true"],
         "model.qk_norm=True: Seq2SeqLitModule takes no such setting; allowed: src_vocab_size, ",

@@ -40,7 +40,7 @@ BAD_INPUTS = [
     (["model.dropout=1.0"], ["model.dropout=1.0: out of range; allowed: a number in [0, 1)"]),
     (["model.label_smoothing=1.5"], ["model.label_smoothing=1.5: out of range", "[0, 1)"]),
     (["model.warmup_steps=-1"], ["model.warmup_steps=-1: out of range", "an integer >= 0"]),
-    (["model.schedule=cosine"], ["model.schedule='cosine'", "constant, linear_warmup, noam"]),
+    (["model.schedule=cosin"], ["model.schedule='cosin'", "linear_warmup, noam, cosine"]),
     (["data.task=rotate"], ["data.task='rotate': unknown", "reverse"]),
     (["ckpt_path=/nowhere/last.ckpt"], ["ckpt_path='/nowhere/last.ckpt' does not exist"]),
     (["ckpt_path=last"], ["ckpt_path=last", "no run of this experiment"]),

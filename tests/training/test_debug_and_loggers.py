@@ -32,11 +32,12 @@ def test_logger_csv_writes_metrics_csv_in_the_run_folder_and_no_events(compose_t
     assert not list(run.glob("events.out.tfevents.*"))
 
 
-def test_logger_many_writes_both(compose_train, tmp_path):
+def test_logger_many_writes_all_three(compose_train, tmp_path):
     train(compose_train([*TINY, "logger=many"]))
     run = tmp_path / "run"
     assert (run / "metrics.csv").is_file()
     assert list(run.glob("events.out.tfevents.*"))
+    assert list(run.glob("wandb/offline-run-*/run-*.wandb"))  # offline in the tests (conftest)
 
 
 def test_metrics_csv_has_one_row_per_step_and_the_non_time_series_stay_in_tensorboard(
@@ -75,6 +76,16 @@ def test_debug_fdr_runs_one_batch_of_each_stage_without_logs(compose_train, tmp_
     assert record["global_step"] == 1
     assert 0.0 <= metrics["test/seq_acc"] <= 1.0
     assert not list((tmp_path / "run").glob("events.out.tfevents.*"))  # Lightning's DummyLogger
+
+
+def test_debug_fdr_with_test_weights_best_tests_the_final_weights_and_says_so(
+    compose_train, tmp_path, caplog
+):
+    """A fast_dev_run saves no checkpoints, so there is no best.ckpt to test."""
+    train(compose_train(["experiment=smoke", "debug=fdr", "test_weights=best"]))
+    record = json.loads((tmp_path / "run" / "metrics.json").read_text())
+    assert record["weights_tested"] == "last"
+    assert "test_weights=best: no best.ckpt was saved; testing the final weights" in caplog.text
 
 
 class FirstSources(L.Callback):

@@ -1,4 +1,4 @@
-"""One way to make and publish a figure: to TensorBoard as an image, and as a PNG file
+"""One way to make and publish a figure: to the loggers as an image, and as a PNG file
 (and :func:`log_scalars` and :func:`log_tensorboard_scalars`, its counterparts for the numbers
 behind a figure).
 
@@ -17,6 +17,8 @@ from lightning.pytorch.utilities import rank_zero_only
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.image import imsave
+
+from transformer_lab.callbacks.logger_kinds import log_image
 
 DPI = 80
 
@@ -40,13 +42,13 @@ def save_png(figure: Figure, path: Path) -> Path:
 
 
 def publish(trainer: L.Trainer, tag: str, figure: Figure, step: int, png: Path | None) -> None:
-    """Log ``figure`` under ``tag`` to every TensorBoard logger and write it to ``png``.
+    """Log ``figure`` under ``tag`` to every logger that shows images (TensorBoard, W&B:
+    :mod:`.logger_kinds`) and write it to ``png``.
 
     Callers draw on global rank zero only, where Lightning's loggers write.
     """
-    image = to_image(figure)  # drawn once for both
-    for logger in tensorboard_loggers(trainer):
-        logger.experiment.add_image(tag, image, step, dataformats="HWC")
+    image = to_image(figure)  # drawn once for all
+    log_image(trainer, tag, image, step)
     if png is not None:
         png.parent.mkdir(parents=True, exist_ok=True)
         imsave(png, image)

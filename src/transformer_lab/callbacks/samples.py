@@ -1,5 +1,5 @@
-"""Sample generations as TensorBoard text (the TEXT tab), at every validation and at the
-test: a markdown table source | target | prediction whose first wrong token is bold, so
+"""Sample generations as TensorBoard text (the TEXT tab; a W&B table), at every validation
+and at the test: a table source | target | prediction whose first wrong token is bold, so
 a reader sees *where* a model goes wrong, and how that changes over training.
 
 The examples are the split's first ``pool_size`` (always the same ones, see
@@ -13,9 +13,11 @@ from collections.abc import Callable
 import lightning as L
 import torch
 
+from transformer_lab.callbacks.logger_kinds import log_table
 from transformer_lab.config.validation import check_integer
 from transformer_lab.tokens import EOS, detokenize
 
+COLUMNS = ["source", "target", "prediction"]
 END = "⟨end⟩"  # the end of sequence, where it is the first wrong token
 Decode = Callable[[list[int]], str]
 
@@ -60,8 +62,8 @@ def sample_table(rows: list[tuple[list[str], bool]]) -> str:
     lines = [
         f"{wrong} of {len(rows)} wrong; the first wrong token is bold.",
         "",
-        "| source | target | prediction |",
-        "|---|---|---|",
+        "| " + " | ".join(COLUMNS) + " |",
+        "|---" * len(COLUMNS) + "|",
     ]
     lines += ["| " + " | ".join(cells) + " |" for cells, _ in rows]
     return "\n".join(lines)
@@ -96,7 +98,6 @@ class SampleGenerations(L.Callback):
             for s, t, p in zip(src, tgt_out, predicted[:, 1:].cpu(), strict=True)
         ]
         rows = sorted(rows, key=lambda row: row[1])[: self.num_examples]  # stable: wrong first
-        text = sample_table(rows)
-        for logger in trainer.loggers:
-            if isinstance(logger, L.pytorch.loggers.TensorBoardLogger):
-                logger.experiment.add_text(f"samples/{split}", text, trainer.global_step)
+        cells = [cells for cells, _ in rows]
+        markdown = sample_table(rows)
+        log_table(trainer, f"samples/{split}", COLUMNS, cells, markdown, trainer.global_step)

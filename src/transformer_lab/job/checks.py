@@ -6,9 +6,10 @@ the datamodule and the LightningModule, on the meta device: no weights are alloc
 data is generated (the datamodule generates its splits in ``setup``). What belongs to the
 run rather than to a part it builds is checked here: the seed, the trainer's step budget,
 validation interval and clipping, ``target_seq_acc``, ``stop_at_seq_acc``,
-``optimized_metric``, DDP in a local multirun, a logger whose package is missing, and the
-checkpoint to resume from. The Trainer, loggers and callbacks are not built: they need the
-run folder, which does not exist yet.
+``test_weights``, ``optimized_metric``, DDP in a local multirun, a logger whose package is
+missing, the weight averaging's settings, and the checkpoint to resume from. The Trainer,
+loggers and the other callbacks are not built: they need the run folder, which does not
+exist yet.
 
 The sweep's :class:`~transformer_lab.sweep.checks.ConfigCheck` calls :func:`check_config`
 before Hydra makes any folder, for a run or for every job of a sweep;
@@ -23,16 +24,18 @@ from typing import NoReturn
 import torch
 from hydra.types import RunMode
 from lightning.fabric.utilities.seed import max_seed_value, min_seed_value
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf
 
 from transformer_lab.config.validation import (
     ConfigError,
     InvalidSetting,
+    check_choice,
     check_integer,
     check_number,
 )
-from transformer_lab.job.build import build_data_and_model
+from transformer_lab.job.build import build_data_and_model, instantiate
 from transformer_lab.job.resume import resolve_checkpoint
+from transformer_lab.runs.layout import TEST_WEIGHTS
 from transformer_lab.runs.outcome import OutcomeRule
 from transformer_lab.training.metric_names import check_optimized_metric
 from transformer_lab.training.text_metrics import NAMES
@@ -71,7 +74,10 @@ def _check_trainer(trainer: DictConfig) -> None:
 
 
 # a logger's target -> (the module it needs, the extra of pyproject.toml that installs it)
-OPTIONAL_LOGGERS = {"lightning.pytorch.loggers.MLFlowLogger": ("mlflow", "mlflow")}
+OPTIONAL_LOGGERS = {
+    "lightning.pytorch.loggers.MLFlowLogger": ("mlflow", "mlflow"),
+    "transformer_lab.training.wandb_logger.RunWandbLogger": ("wandb", "wandb"),
+}
 
 
 def _check_loggers(loggers: DictConfig | None) -> None:
@@ -88,6 +94,19 @@ def _check_loggers(loggers: DictConfig | None) -> None:
             )
 
 
+def _check_test_weights(cfg: DictConfig) -> None:
+    """``test_weights=best`` tests ``checkpoints/best.ckpt``, which the ModelCheckpoint of
+    ``callbacks.model_checkpoint`` saves."""
+    check_choice("test_weights", cfg.test_weights, TEST_WEIGHTS)
+    if cfg.test_weights == "best" and not OmegaConf.select(cfg, "callbacks.model_checkpoint"):
+        raise InvalidSetting(
+            "test_weights",
+            "best",
+            "callbacks.model_checkpoint, which saves best.ckpt, is switched off",
+            "last, or keep callbacks.model_checkpoint",
+        )
+
+
 def check_run_settings(cfg: DictConfig, hydra_cfg: DictConfig) -> None:
     """The settings that belong to the run rather than to a part it builds."""
     check_integer("seed", cfg.seed, min_seed_value, max_seed_value)  # seed_everything's range
@@ -95,6 +114,7 @@ def check_run_settings(cfg: DictConfig, hydra_cfg: DictConfig) -> None:
     check_number("target_seq_acc", cfg.target_seq_acc, above=0, maximum=1)
     if cfg.get("stop_at_seq_acc") is not None:  # null: no stop at a target
         check_number("stop_at_seq_acc", cfg.stop_at_seq_acc, above=0, maximum=1)
+    _check_test_weights(cfg)
     direction = hydra_cfg.sweeper.get("direction") if hydra_cfg.mode == RunMode.MULTIRUN else None
     try:  # an optimizing sweeper's direction (optuna's is an enum) must suit the metric
         check_optimized_metric(cfg.optimized_metric, getattr(direction, "name", direction))
@@ -103,6 +123,9 @@ def check_run_settings(cfg: DictConfig, hydra_cfg: DictConfig) -> None:
     check_launcher(cfg, hydra_cfg)
     OutcomeRule.of_config(cfg)  # InvalidSetting names outcome.metric or outcome.threshold
     _check_loggers(cfg.get("logger"))
+    averaging = OmegaConf.select(cfg, "callbacks.averaging")
+    if averaging is not None:  # its settings need no run folder, unlike the other callbacks'
+        instantiate("callbacks.averaging", averaging)
     resolve_checkpoint(cfg)  # CheckpointNotFound, a ConfigError, names ckpt_path
 
 

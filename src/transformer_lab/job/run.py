@@ -25,6 +25,7 @@ from transformer_lab.callbacks import (
     how_fit_ended,
     training_stability,
 )
+from transformer_lab.callbacks.logger_kinds import finish_runs, log_run_config
 from transformer_lab.job.build import build
 from transformer_lab.job.checks import check_config
 from transformer_lab.job.context import RunContext
@@ -95,14 +96,19 @@ def open_run_folder(cfg: DictConfig, trainer, context: RunContext, started: dict
     (output_dir / "config_resolved.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))
     environment.write(output_dir, started)
     environment.add_to_tensorboard(trainer.loggers, started)
+    log_run_config(trainer.loggers, run_hparams(cfg, context.overrides)[0])  # W&B's config
     log.info("outputs: %s", output_dir.resolve())
     log.info("tensorboard: tensorboard --logdir %s", output_dir.resolve())
 
 
-def final_metrics(trainer, module, datamodule, diverged_at: int | None) -> dict[str, float]:
+def final_metrics(
+    trainer, module, datamodule, diverged_at: int | None, tested: str | None
+) -> dict[str, float]:
     """val/* of the fit's closing validation (of the final weights: the fit validates at its
     final step, see ``learning_curve.py``) and test*/* unless the run diverged (then there
-    is nothing more to evaluate: divergence is the result), with ``diverged`` 1.0 or 0.0."""
+    is nothing more to evaluate: divergence is the result), with ``diverged`` 1.0 or 0.0.
+    The test scores the final weights, or those of the checkpoint ``tested``
+    (:func:`best_checkpoint`), which the module keeps afterwards (the sample generations)."""
     if diverged_at is None and module.validated_at_step != trainer.global_step:
         last = module.validated_at_step
         validated = f"those of step {last}" if last >= 0 else "missing"
@@ -114,14 +120,27 @@ def final_metrics(trainer, module, datamodule, diverged_at: int | None) -> dict[
         )
     metrics = {k: float(v) for k, v in trainer.callback_metrics.items() if k.startswith("val/")}
     if diverged_at is None:
-        trainer.test(module, datamodule=datamodule, verbose=False)
+        trainer.test(
+            module, datamodule=datamodule, ckpt_path=tested, weights_only=True, verbose=False
+        )
     metrics |= {k: float(v) for k, v in trainer.callback_metrics.items() if k.startswith("test")}
     metrics["diverged"] = float(diverged_at is not None)  # for the sweeper's objective
     return metrics
 
 
+def best_checkpoint(trainer) -> str | None:
+    """The path of the checkpoint of the best ``val/seq_acc`` (``checkpoints/best.ckpt``),
+    saved by the ModelCheckpoint that monitors it (``check_config`` made sure there is one),
+    or None where it saved none (a ``debug=fdr`` run saves no checkpoints): then the final
+    weights are tested, and ``metrics.json`` says so."""
+    (callback,) = [c for c in trainer.checkpoint_callbacks if getattr(c, "monitor", None)]
+    if not callback.best_model_path:
+        log.warning("test_weights=best: no best.ckpt was saved; testing the final weights")
+    return callback.best_model_path or None
+
+
 def record_run(
-    cfg, trainer, context: RunContext, metrics: dict, diverged_at, train_seconds
+    cfg, trainer, context: RunContext, metrics: dict, diverged_at, train_seconds, weights_tested
 ) -> dict:
     """metrics.json and the HPARAMS entry, both with what the val/seq_acc curve says (the
     best value, the area, the steps to the target), read back from the run's own events,
@@ -141,6 +160,7 @@ def record_run(
     record |= how_fit_ended(trainer, diverged_at)
     rule = OutcomeRule.of_config(cfg)
     record |= {"outcome": rule.classify(record), "outcome_rule": rule.text}
+    record["weights_tested"] = weights_tested  # test*/* scored the last or the best weights
     (output_dir / "metrics.json").write_text(json.dumps(record, indent=2) + "\n")
     run = {"run/diverged": metrics["diverged"], "run/train_seconds": train_seconds}
     run[LEARNED] = float(record["outcome"] == "learned")
@@ -181,10 +201,15 @@ def train(cfg: DictConfig, context: RunContext | None = None) -> dict[str, float
         raise
     train_seconds = time.perf_counter() - start
     diverged_at = diverged_at_step(trainer)
-    metrics = final_metrics(trainer, module, datamodule, diverged_at)
+    tested = best_checkpoint(trainer) if cfg.test_weights == "best" else None
+    metrics = final_metrics(trainer, module, datamodule, diverged_at, tested)
     if trainer.is_global_zero:
-        metrics |= record_run(cfg, trainer, context, metrics, diverged_at, train_seconds)
+        weights_tested = "best" if tested else "last"
+        metrics |= record_run(
+            cfg, trainer, context, metrics, diverged_at, train_seconds, weights_tested
+        )
         summarize(module, datamodule, metrics, cfg.samples)
+        finish_runs(trainer.loggers)
         log.info("metrics: %s", context.output_dir.resolve() / "metrics.json")
     return metrics
 

@@ -4,17 +4,26 @@ A run folder is what training leaves: Hydra writes the config as given into its
 ``.hydra/``, the checkpoint callbacks (``conf/callbacks/default.yaml``) write
 ``checkpoints/last.ckpt`` and ``checkpoints/best.ckpt``, and the run's end writes
 ``metrics.json`` (a run stopped by a signal: ``stopped.json``). Evaluation takes a run
-folder for its last checkpoint and writes ``eval.json`` into the checkpoint's run; a
-resumed run goes on writing in it.
+folder for its last or best checkpoint (``test_weights``) and writes ``eval.json`` into
+the checkpoint's run; a resumed run goes on writing in it.
 """
 
 import json
 from pathlib import Path
 
+# which of a run's weights are tested: the final ones, or those of the best val/seq_acc
+TEST_WEIGHTS = ("last", "best")
+
 
 def last_checkpoint(run: Path) -> Path:
     """The checkpoint a run saved last: periodically, when stopped, and at its end."""
     return run / "checkpoints" / "last.ckpt"
+
+
+def tested_checkpoint(run: Path, test_weights: str) -> Path:
+    """The run's ``checkpoints/last.ckpt`` or ``checkpoints/best.ckpt`` (the best
+    ``val/seq_acc``), by ``test_weights``."""
+    return last_checkpoint(run).with_name(f"{test_weights}.ckpt")
 
 
 def stop_record(run: Path) -> Path:

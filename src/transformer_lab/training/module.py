@@ -22,7 +22,7 @@ from transformer_lab.tokens import FIRST_CONTENT, PAD
 from transformer_lab.training.final_step import is_final_step
 from transformer_lab.training.loss import token_nll
 from transformer_lab.training.metrics import StageMetrics
-from transformer_lab.training.schedules import lr_multiplier
+from transformer_lab.training.schedules import check_schedule, lr_multiplier
 from transformer_lab.training.text_metrics import TextMetrics
 
 FUSED_DEVICES = ("cpu", "cuda")  # where torch (>= 2.4) has fused AdamW kernels and the lab runs
@@ -92,7 +92,8 @@ class Seq2SeqLitModule(L.LightningModule):
     # Settings added after checkpoints were first written, each with the value that builds
     # what a checkpoint without it was trained as (None: the stacks share model.norm and
     # model.pos_encoding), for loading such a checkpoint (evaluate.py).
-    ADDED_SETTINGS: ClassVar[dict[str, str | None]] = {
+    ADDED_SETTINGS: ClassVar[dict[str, str | float | None]] = {
+        "min_lr_ratio": 0.0,  # read by the cosine schedule only, which such a run never had
         "encoder_norm": None,
         "decoder_norm": None,
         "encoder_pos_encoding": None,
@@ -126,6 +127,7 @@ class Seq2SeqLitModule(L.LightningModule):
         weight_decay: float,
         schedule: str,
         warmup_steps: int,
+        min_lr_ratio: float,
         label_smoothing: float,
         compile: bool,
     ):
@@ -135,7 +137,7 @@ class Seq2SeqLitModule(L.LightningModule):
         for :class:`~transformer_lab.model.Seq2SeqTransformer` used alone.)"""
         super().__init__()
         _check_training_settings(lr, betas, weight_decay, label_smoothing, compile)
-        lr_multiplier(schedule, warmup_steps)  # validates the schedule before any training
+        check_schedule(schedule, warmup_steps, min_lr_ratio)  # before any training
         self.save_hyperparameters()
         self.model = Seq2SeqTransformer(
             src_vocab_size=src_vocab_size,
@@ -240,12 +242,19 @@ class Seq2SeqLitModule(L.LightningModule):
             return fused_adamw_fits(self.device, None)
         return fused_adamw_fits(trainer.strategy.root_device, trainer)
 
+    def _max_steps(self) -> int | None:
+        """The fit's length, over which ``cosine`` decays; None when driven by hand."""
+        try:
+            return self.trainer.max_steps
+        except RuntimeError:  # not attached to a Trainer
+            return None
+
     def configure_optimizers(self):
         """:func:`adamw` with the configured learning rate, stepped by the schedule; fused
         where it fits (:meth:`_fused_optimizer`)."""
         hp = self.hparams
         optimizer = adamw(self, hp.lr, hp.betas, hp.weight_decay, self._fused_optimizer())
-        multiplier = lr_multiplier(self.hparams.schedule, self.hparams.warmup_steps)
+        multiplier = lr_multiplier(hp.schedule, hp.warmup_steps, hp.min_lr_ratio, self._max_steps())
         scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, multiplier)
         return {
             "optimizer": optimizer,
