@@ -8,7 +8,7 @@ import pytest
 from scipy import stats
 
 from transformer_lab.report import main
-from transformer_lab.report.comparisons import compare
+from transformer_lab.report.comparisons import compare, pairing_cell
 from transformer_lab.report.family import holm
 from transformer_lab.report.proportions import RateDifference, rate_interval
 from transformer_lab.report.sweep import load_sweep
@@ -144,3 +144,23 @@ def test_a_difference_of_accuracies_stays_inside_minus_1_and_1(tmp_path):
     assert t_low < -1.0
     assert found.interval == (-1.0, pytest.approx(found.difference.high))
     assert found.word == "B better"
+
+
+def test_a_continuous_comparison_of_runs_that_learned_and_stalled_says_it_is_two_valued(
+    tmp_path,
+):
+    # without warmup 1 of 3 learns: its val/seq_acc is 0, 0 or 0.98, no normal sample
+    mixed = {0: [0.0, 0.0, 0.98], 100: [0.95, 0.97, 0.99]}
+    for warmup, values in mixed.items():
+        for seed, acc in enumerate(values):
+            metrics = {"val/seq_acc": acc, "diverged": False}
+            hand_made_job(tmp_path, {"model.warmup_steps": warmup, "seed": seed}, metrics)
+    sweep = load_sweep(tmp_path)
+    found = compare(sweep, "val/seq_acc", "model.warmup_steps", ("0", "100"), [])
+    assert found.two_valued
+    assert (
+        pairing_cell(found)
+        == "paired, 3 seeds; runs both learned and not: two-valued, see outcome/learned"
+    )
+    counts = compare(sweep, "outcome/learned", "model.warmup_steps", ("0", "100"), [])
+    assert not counts.two_valued and pairing_cell(counts) == "learned 1/3 vs 3/3"

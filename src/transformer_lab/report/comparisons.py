@@ -82,6 +82,7 @@ class Comparison:
     difference: Difference | RateDifference | None
     fewest: int
     diverged_value: float | None = None
+    two_valued: bool = False  # runs of one configuration both learned and not: see LEARNED
 
     @property
     def left_out(self) -> tuple[int, int]:
@@ -178,7 +179,12 @@ def compare(
         difference = RateDifference(*counts[0], *counts[1])
     else:
         difference = _continuous(sweep, metric, key, sides, fixed, diverged_value)
-    return Comparison(metric, *sides, difference, fewest, diverged_value)
+    two_valued = metric != LEARNED and any(
+        len({r.outcome == "learned" for r in runs}) > 1
+        for side in sides
+        for runs in group_runs(side, sweep.config_keys).values()
+    )
+    return Comparison(metric, *sides, difference, fewest, diverged_value, two_valued)
 
 
 def difference_cell(comparison: Comparison) -> str:
@@ -210,6 +216,8 @@ def pairing_cell(comparison: Comparison) -> str:
         cell += f" ({unpaired} unpaired left out)" if unpaired else ""
     else:
         cell = f"Welch, {found.n_a} vs {found.n_b} runs"
+    if comparison.two_valued:
+        cell += f"; runs both learned and not: two-valued, see {LEARNED}"
     left_out = comparison.left_out
     if any(left_out):
         cell += f"; diverged, left out: {left_out[0]}/{sizes[0]} vs {left_out[1]}/{sizes[1]}"
