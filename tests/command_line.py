@@ -26,6 +26,14 @@ def python_module(module: str, *arguments: str) -> list[str]:
     return [sys.executable, "-m", module, *arguments]
 
 
+def python_without(hidden: list[str], code: str) -> list[str]:
+    """The argv of ``python -c code`` where the modules ``hidden`` cannot be imported, as on
+    a system or an install without them (``sys.modules[name] = None`` makes ``import name``
+    raise ImportError); ``code`` may use ``sys``."""
+    hide = "".join(f"sys.modules[{name!r}] = None\n" for name in hidden)
+    return [sys.executable, "-c", f"import sys\n{hide}{code}"]
+
+
 def train_command(outputs_root: Path, *overrides: str) -> list[str]:
     """The argv of ``python -m transformer_lab.train *overrides paths.outputs_root=...``;
     a sweep's ``-m`` comes first in ``overrides``, as a user types it."""

@@ -26,6 +26,7 @@ from transformer_lab.sweep import (
     threads,  # noqa: F401 (registers ${sweep_n_jobs:})
 )
 from transformer_lab.sweep.objective import STOPPED, objective, worst_value
+from transformer_lab.sweep.tune_extra import check_tuning_installed
 
 log = logging.getLogger(__name__)
 
@@ -62,8 +63,14 @@ def main(cfg: DictConfig) -> float:
 def cli() -> None:
     """``python -m transformer_lab.train`` and ``tlab-train``: :func:`main`, once the
     notice that Hydra prints whenever it composes the joblib launcher's config is hidden
-    (:func:`~transformer_lab.sweep.parallel.ignore_schema_notice`)."""
+    (:func:`~transformer_lab.sweep.parallel.ignore_schema_notice`), and a command that asks
+    for a sweeper this install lacks is refused before Hydra composes it
+    (:mod:`~transformer_lab.sweep.tune_extra`)."""
     parallel.ignore_schema_notice()
+    try:
+        check_tuning_installed(sys.argv[1:])
+    except ConfigError as error:
+        refuse(error)
     main()
 
 
