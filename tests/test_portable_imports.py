@@ -7,7 +7,7 @@ from pathlib import Path
 
 import transformer_lab
 
-from .command_line import one_thread_env, python_without
+from .command_line import one_thread_env, python_code
 
 TESTS = Path(__file__).resolve().parent
 # third-party packages that pick their lock by OS (fcntl on POSIX, msvcrt on Windows):
@@ -31,7 +31,7 @@ def test_every_module_and_the_tests_lock_import_without_fcntl(tmp_path):
         "print('imported', len(sys.modules))\n"
     )
     done = subprocess.run(
-        python_without([], code),
+        python_code(code),
         cwd=tmp_path,
         env=one_thread_env(),
         capture_output=True,

@@ -3,7 +3,8 @@
 Hydra composes ``conf/train.yaml`` (after :class:`~transformer_lab.sweep.checks.ConfigCheck`
 checked it), and :func:`transformer_lab.job.run.train` runs the job in its run folder.
 Here: what the job's end means for the process. A single run exits 2 on a configuration error
-and 130/143 on Ctrl-C/SIGTERM; in a sweep a failing job is recorded and the sweep goes on,
+and 130/143 on Ctrl-C/SIGTERM (a job of submitit's, on SLURM's warning signal, is requeued);
+in a sweep a failing job is recorded and the sweep goes on,
 and the value of ``optimized_metric`` goes back to the sweeper.
 """
 
@@ -42,6 +43,7 @@ def main(cfg: DictConfig) -> float:
     try:
         metrics = train(cfg, context)
     except Interrupted as stop:  # last.ckpt and stopped.json saved; exit 130 or 143
+        stop.pass_on()  # SLURM's warning signal: submitit requeues the job and exits
         if not parallel.runs_in_parallel(context.hydra):
             sys.exit(stop.exit_code)
         return STOPPED  # the worker lives on; the sweep exits 130

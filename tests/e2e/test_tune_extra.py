@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from ..command_line import one_thread_env, python_without
+from ..command_line import one_thread_env, python_code, train_cli_code
 
 WITHOUT_TUNE = ["optuna", "hydra_plugins.hydra_optuna_sweeper"]
 
@@ -15,17 +15,13 @@ WITHOUT_TUNE = ["optuna", "hydra_plugins.hydra_optuna_sweeper"]
 def train_without_tune(outputs_root, *overrides: str) -> subprocess.CompletedProcess:
     """``python -m transformer_lab.train *overrides`` as an install without the extra runs
     it; the modules that came in are printed last, as JSON."""
-    argv = ["transformer_lab.train", *overrides, f"paths.outputs_root={outputs_root}"]
     code = (
         "import atexit, json\n"
         "loaded = lambda: sorted(k for k, v in sys.modules.items() if v is not None)\n"
         "atexit.register(lambda: print(json.dumps(loaded())))\n"
-        f"sys.argv = {argv!r}\n"
-        "from transformer_lab.train import cli\n"
-        "cli()\n"
-    )
+    ) + train_cli_code(*overrides, f"paths.outputs_root={outputs_root}")
     return subprocess.run(
-        python_without(WITHOUT_TUNE, code),
+        python_code(code, WITHOUT_TUNE),
         cwd=outputs_root.parent,
         env=one_thread_env(),
         capture_output=True,
