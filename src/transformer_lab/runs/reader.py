@@ -37,6 +37,12 @@ class Run:
         return self.metrics is not None
 
     @property
+    def pruned(self) -> bool:
+        """A trial the study's pruner stopped (``callbacks/trial_pruning.py``): it ended
+        early, at a worse value, by design."""
+        return str((self.metrics or {}).get("stop_reason", "")).startswith("pruned ")
+
+    @property
     def diverged(self) -> bool:
         return bool(self.metrics and self.metrics.get("diverged"))
 

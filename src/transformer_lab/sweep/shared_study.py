@@ -76,10 +76,18 @@ def heartbeats(study: optuna.Study, trials: Sequence[optuna.Trial]) -> Iterator[
         beating.join()
 
 
+def stored_state(study: optuna.Study, trial: optuna.Trial) -> optuna.trial.TrialState:
+    """``trial``'s state in the storage itself: the study's cache in this process (Optuna
+    2.10's ``_CachedStorage``, which keeps the trials it asked for) has not seen a job
+    in another process end the trial."""
+    storage = getattr(study._storage, "_backend", study._storage)
+    return storage.get_trial(trial._trial_id).state
+
+
 def tell(study: optuna.Study, trial: optuna.Trial, result: JobReturn) -> bool:
     """Tell the study ``trial``'s job ``result``, unless the job ended the trial itself
     (pruned); False if the trial failed (no number, or NaN: a job the sweep stopped)."""
-    if study._storage.get_trial(trial._trial_id).state.is_finished():
+    if stored_state(study, trial).is_finished():
         return True
     try:
         value = float(result.return_value)

@@ -29,7 +29,8 @@ from transformer_lab.runs.study_record import StudyRecord, find
 log = logging.getLogger(__name__)
 
 STUDY_COMMAND = "command"  # the study's user attribute: the overrides that started it
-NOT_THE_STUDY = ("paths.", "ckpt_path=")  # overrides that change where, not what, it tunes
+# overrides that change where or how long trials run, not what the study tunes
+NOT_THE_STUDY = ("paths.", "ckpt_path=", "pruning.")
 DONE = (optuna.trial.TrialState.COMPLETE, optuna.trial.TrialState.PRUNED)
 SQLITE_TIMEOUT = 60  # seconds a worker waits for another's write before "database is locked"
 
