@@ -33,8 +33,9 @@ def median(startup_trials: int, warmup_steps: int) -> optuna.pruners.BasePruner:
 
 
 def successive_halving(startup_trials: int, warmup_steps: int) -> optuna.pruners.BasePruner:
-    """Keep the best third of the trials at each rung (steps ``warmup_steps`` x 3^k; from
-    the finished trials where 0); ``startup_trials`` unused."""
+    """Keep the best quarter of the trials at each rung (Optuna's reduction factor 4; rungs
+    at ``warmup_steps`` x 4^k steps, the first from the finished trials where 0);
+    ``startup_trials`` unused."""
     return optuna.pruners.SuccessiveHalvingPruner(min_resource=warmup_steps or "auto")
 
 
