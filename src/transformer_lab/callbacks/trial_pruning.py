@@ -8,7 +8,8 @@ study in its storage with the pruner configured (``pruning.pruner``: ``median``,
 each validation of the fit, with the step as the trial's step, and when the pruner says so,
 marks the trial PRUNED and ends the fit there. The job then ends as a run stopped early
 does: its final validation and test, ``metrics.json`` with ``stop_reason`` saying it was
-pruned, its folder kept; the report lists it apart. ``trial`` None (a job no study runs):
+pruned, its folder kept; the report lists it apart. ``trial`` None (a job no study runs),
+or a trial no longer running (a stopped trial's run resumed by its printed command):
 nothing. Imported by that config only, so a plain run never imports Optuna.
 """
 
@@ -75,6 +76,10 @@ class TrialPruning(L.Callback):
             pruner=PRUNERS[pruner](startup_trials, warmup_steps),
         )
         trial_id = study._storage.get_trial_id_from_study_id_trial_number(study._study_id, trial)
+        state = study._storage.get_trial(trial_id).state
+        if state != optuna.trial.TrialState.RUNNING:  # a stopped trial's run resumed by hand
+            log.info("trial %d is %s: its run reports to the study no more", trial, state.name)
+            return
         self.study, self.trial = study, optuna.Trial(study, trial_id)
 
     def on_validation_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
