@@ -1,5 +1,5 @@
-"""The package imports where some of what it can use is missing: on an OS without ``fcntl``
-(Windows), every module of the package and the tests' shared-build lock."""
+"""The package imports on an OS without ``fcntl`` (Windows): every module of the package, its
+Hydra sweeper plugin and the tests' shared-build lock."""
 
 import pkgutil
 import subprocess
@@ -19,6 +19,7 @@ def test_every_module_and_the_tests_lock_import_without_fcntl(tmp_path):
     found = pkgutil.walk_packages(transformer_lab.__path__, "transformer_lab.")
     # report/__main__.py runs the report when imported; what it imports is report's own
     modules = [m.name for m in found if m.name != "transformer_lab.report.__main__"]
+    modules.append("hydra_plugins.transformer_lab_sweeper.shared_study_sweeper")  # our sweeper
     assert "transformer_lab.sweep.parallel" in modules  # a callback of every run
     code = (
         f"import importlib, runpy, {', '.join(CHOOSE_THEIR_OWN)}\n"
