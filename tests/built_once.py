@@ -8,13 +8,14 @@ built. A build that raised leaves no record, so the next reader builds it again 
 the same way, with its own traceback).
 """
 
-import fcntl
 import json
 import os
 import shutil
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
+
+from filelock import FileLock
 
 RECORD = "built.json"
 
@@ -32,8 +33,7 @@ def built_once(tmp_path_factory, name: str, build: Callable[[Path], dict]) -> tu
     root = shared_temp(tmp_path_factory) / "built_once"
     root.mkdir(exist_ok=True)
     folder, lock = root / name, root / f"{name}.lock"
-    with lock.open("w") as held:
-        fcntl.flock(held, fcntl.LOCK_EX)  # released when the file closes
+    with FileLock(lock):  # on every system (fcntl exists on POSIX only)
         record = folder / RECORD
         if not record.is_file():
             shutil.rmtree(folder, ignore_errors=True)  # what a build that raised left

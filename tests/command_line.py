@@ -11,6 +11,7 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from .in_process import run_in_process
@@ -24,6 +25,21 @@ def one_thread_env(**variables: str) -> dict[str, str]:
 def python_module(module: str, *arguments: str) -> list[str]:
     """The argv of ``python -m module *arguments``."""
     return [sys.executable, "-m", module, *arguments]
+
+
+def python_code(code: str, hidden: Sequence[str] = ()) -> list[str]:
+    """The argv of ``python -c code`` where the modules ``hidden`` cannot be imported, as on
+    a system or an install without them (``sys.modules[name] = None`` makes ``import name``
+    raise ImportError); ``code`` may use ``sys``."""
+    hide = "".join(f"sys.modules[{name!r}] = None\n" for name in hidden)
+    return [sys.executable, "-c", f"import sys\n{hide}{code}"]
+
+
+def train_cli_code(*arguments: str) -> str:
+    """Python code that runs ``python -m transformer_lab.train *arguments``, for
+    :func:`python_code`: what that command runs, after whatever the code does first."""
+    argv = ["transformer_lab.train", *arguments]
+    return f"sys.argv = {argv!r}\nfrom transformer_lab.train import cli\ncli()\n"
 
 
 def train_command(outputs_root: Path, *overrides: str) -> list[str]:

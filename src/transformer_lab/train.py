@@ -3,7 +3,8 @@
 Hydra composes ``conf/train.yaml`` (after :class:`~transformer_lab.sweep.checks.ConfigCheck`
 checked it), and :func:`transformer_lab.job.run.train` runs the job in its run folder.
 Here: what the job's end means for the process. A single run exits 2 on a configuration error
-and 130/143 on Ctrl-C/SIGTERM; in a sweep a failing job is recorded and the sweep goes on,
+and 130/143 on Ctrl-C/SIGTERM (a job of submitit's, on SLURM's warning signal, is requeued);
+in a sweep a failing job is recorded and the sweep goes on,
 and the value of ``optimized_metric`` goes back to the sweeper.
 """
 
@@ -26,6 +27,7 @@ from transformer_lab.sweep import (
     threads,  # noqa: F401 (registers ${sweep_n_jobs:})
 )
 from transformer_lab.sweep.objective import STOPPED, objective, worst_value
+from transformer_lab.sweep.tune_extra import check_tuning_installed
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +43,7 @@ def main(cfg: DictConfig) -> float:
     try:
         metrics = train(cfg, context)
     except Interrupted as stop:  # last.ckpt and stopped.json saved; exit 130 or 143
+        stop.pass_on()  # SLURM's warning signal: submitit requeues the job and exits
         if not parallel.runs_in_parallel(context.hydra):
             sys.exit(stop.exit_code)
         return STOPPED  # the worker lives on; the sweep exits 130
@@ -62,8 +65,14 @@ def main(cfg: DictConfig) -> float:
 def cli() -> None:
     """``python -m transformer_lab.train`` and ``tlab-train``: :func:`main`, once the
     notice that Hydra prints whenever it composes the joblib launcher's config is hidden
-    (:func:`~transformer_lab.sweep.parallel.ignore_schema_notice`)."""
+    (:func:`~transformer_lab.sweep.parallel.ignore_schema_notice`), and a command that asks
+    for a sweeper this install lacks is refused before Hydra composes it
+    (:mod:`~transformer_lab.sweep.tune_extra`)."""
     parallel.ignore_schema_notice()
+    try:
+        check_tuning_installed(sys.argv[1:])
+    except ConfigError as error:
+        refuse(error)
     main()
 
 

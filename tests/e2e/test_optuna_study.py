@@ -37,14 +37,16 @@ def test_a_misspelt_metric_stops_the_study_before_its_first_trial(tmp_path):
 def test_a_four_trial_study_with_a_failing_trial_completes_and_writes_the_best(
     tmp_path, read_hparams
 ):
-    """TPE seeded with 0 draws warmup_steps -1 (invalid) for the first of four trials only;
-    the study optimizes val/token_acc, which every trial that ran has above 0."""
+    """TPE seeded with 1 draws warmup_steps -1 (invalid) for the first of four trials only
+    (trial n draws from seed + n); the study optimizes val/token_acc, which every trial that
+    ran has above 0."""
     typed = [
         "experiment=smoke",
         "data=copy",
         "trainer.max_steps=30",
         "optimized_metric=val/token_acc",
         "hydra.sweeper.n_trials=4",
+        "hydra.sweeper.sampler.seed=1",
         "model.warmup_steps=choice(-1,0,10,20)",
         "~callbacks.progress_bar",
         "~callbacks.attention_maps",
@@ -52,7 +54,8 @@ def test_a_four_trial_study_with_a_failing_trial_completes_and_writes_the_best(
     ]
     result = run_train_here(tmp_path, *STUDY, *typed, cwd=tmp_path)
     output = result.stdout + result.stderr
-    (sweep_dir,) = (tmp_path / "multirun").iterdir()
+    (study_folder,) = (tmp_path / "multirun").iterdir()
+    (sweep_dir,) = (p for p in study_folder.iterdir() if p.is_dir())  # the one worker's
     sweep = load_sweep(sweep_dir)
     assert len(sweep.runs) == 4, output[-3000:]
     (failed,) = [r for r in sweep.runs if r.failure]

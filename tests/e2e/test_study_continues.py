@@ -1,6 +1,7 @@
-"""``hparams_search=optuna`` keeps its study in the sweep folder: a study stopped after two
-trials and started again with the same command ends with all its trials in one study and
-one history, which the report draws. The Optuna sweeper runs its trials in its own process,
+"""``hparams_search=optuna`` keeps its study in a storage of its own: a study stopped after
+two trials and started again with the same command (a second worker, after the first) ends
+with all its trials in one study and one history, which the report of the study's folder
+draws. The Optuna sweeper runs its trials in its own process,
 so the two commands run in the test process."""
 
 import subprocess
@@ -31,24 +32,26 @@ def study(tmp_path, n_trials: int) -> subprocess.CompletedProcess:
 def test_a_study_stopped_after_two_trials_continues_to_all_four_in_one_history(tmp_path):
     study(tmp_path, n_trials=2)
     again = study(tmp_path, n_trials=4)
-    (sweep_dir,) = (tmp_path / "multirun").iterdir()
-    assert sweep_dir.name == "study-lr_warmup"
-    assert "study lr_warmup continues in" in again.stderr + again.stdout
-    assert "2 of 4 trials done, 2 to go" in again.stderr + again.stdout
+    (study_folder,) = (tmp_path / "multirun").iterdir()
+    assert study_folder.name == "study-lr_warmup"
+    storage = f"sqlite:///{study_folder / 'optuna.db'}"
+    assert f"study lr_warmup continues in {storage}: 2 of 4 trials done" in (
+        again.stderr + again.stdout
+    )
 
-    kept = load_study(sweep_dir)
+    kept = load_study(study_folder)
     trials = kept.get_trials(deepcopy=False)
     assert [(t.number, t.state) for t in trials] == [
         (n, optuna.trial.TrialState.COMPLETE) for n in range(4)
     ]
     assert len({t.params["model.lr"] for t in trials}) == 4  # the continued draws are new
-    jobs = [p for p in sweep_dir.iterdir() if (p / "metrics.json").is_file()]
-    assert len(jobs) == 4
-    assert len(optuna.get_all_study_summaries(study_storage(sweep_dir))) == 1
+    workers = sorted(p for p in study_folder.iterdir() if p.is_dir())
+    assert [len(list(w.glob("*/metrics.json"))) for w in workers] == [2, 2]
+    assert len(optuna.get_all_study_summaries(study_storage(storage))) == 1
 
-    report = write_report(sweep_dir).read_text()
+    report = write_report(study_folder).read_text()
     assert "![Optuna study `lr_warmup`: the objective of each of its 4 finished" in report
     assert "(study_history.png)" in report and "(study_importances.png)" in report
-    events = EventAccumulator(str(sweep_dir / "report"), size_guidance={"images": 0})
+    events = EventAccumulator(str(study_folder / "report"), size_guidance={"images": 0})
     events.Reload()
     assert {"report/study_history", "report/study_importances"} <= set(events.Tags()["images"])

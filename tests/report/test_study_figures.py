@@ -13,16 +13,19 @@ from PIL import Image
 
 from transformer_lab.report.study import study_figures
 from transformer_lab.report.sweep import Sweep
-from transformer_lab.sweep.study import study_storage
+from transformer_lab.runs.study_record import StudyRecord
+from transformer_lab.sweep.study import storage_url, study_storage
 
 State = optuna.trial.TrialState
 
 
 @pytest.fixture
 def kept_study(tmp_path) -> Sweep:
-    """A sweep folder holding a study of four finished trials and one failed, whose value
-    depends on ``model.lr`` alone."""
-    study = optuna.create_study(study_name="lr_warmup", storage=study_storage(tmp_path))
+    """A worker's sweep folder recording a study of four finished trials and one failed,
+    whose value depends on ``model.lr`` alone."""
+    url = storage_url(tmp_path / "optuna.db")
+    StudyRecord(url, "lr_warmup").write(tmp_path)
+    study = optuna.create_study(study_name="lr_warmup", storage=study_storage(url))
     for number in range(5):
         trial = study.ask()
         lr = trial.suggest_float("model.lr", 1e-4, 3e-2, log=True)

@@ -1,14 +1,17 @@
-"""Before the Optuna sweeper starts, the study kept in the sweep folder decides how many
-trials are still to go: n_trials counts the whole study."""
+"""Before the Optuna sweeper starts, a worker joins the study in its storage: a new one
+records the command that started it, another command is refused, and a trial another
+worker runs is left running (only a stale heartbeat fails a trial, tests/sweep/
+test_shared_study.py; a real study: tests/e2e/test_shared_study.py)."""
 
 from pathlib import Path
 
 import optuna
 import pytest
 
+from transformer_lab.runs.study_record import find
 from transformer_lab.sweep.study import ContinuedStudy, load_study, study_storage
 
-pytestmark = pytest.mark.slow  # real Optuna studies of training jobs
+pytestmark = pytest.mark.slow  # real Optuna studies in SQLite
 
 State = optuna.trial.TrialState
 
@@ -22,7 +25,8 @@ def sweep(compose_sweep, tmp_path):
 
 
 def stored_study(config, states: list[State]) -> Path:
-    """The study of ``config`` in its folder, with one trial of each of ``states``."""
+    """The study of ``config`` in its storage, with one trial of each of ``states``; the
+    worker's sweep folder."""
     folder = Path(config.hydra.sweep.dir)
     ContinuedStudy().on_multirun_start(config)  # a new study: records its command
     study = load_study(folder)
@@ -36,31 +40,22 @@ def stored_study(config, states: list[State]) -> Path:
     return folder
 
 
-def test_a_new_study_keeps_its_settings(sweep):
+def test_a_worker_has_its_own_folder_in_the_study_folder_beside_the_storage(sweep, tmp_path):
     config = sweep()
     ContinuedStudy().on_multirun_start(config)
-    assert config.hydra.sweeper.n_trials == 20
-    assert config.hydra.sweeper.sampler.seed == 0
-    assert Path(config.hydra.sweep.dir).name == "study-lr_warmup"
-    assert load_study(Path(config.hydra.sweep.dir)).trials == []
+    worker = Path(config.hydra.sweep.dir)
+    study_folder = tmp_path / "multirun" / "study-lr_warmup"
+    assert worker.parent == study_folder
+    assert find(worker).storage == f"sqlite:///{study_folder / 'optuna.db'}"
+    assert find(study_folder) == find(worker)  # the report, given the study's folder
+    assert load_study(study_folder).trials == []
 
 
-def test_a_continued_study_runs_the_trials_to_go_and_draws_anew(sweep):
-    # two finished, one failed (a stopped trial), one left running by a killed sweep
-    folder = stored_study(sweep(), [State.COMPLETE, State.COMPLETE, State.FAIL, State.RUNNING])
-    again = sweep("hydra.sweeper.n_trials=5")
-    ContinuedStudy().on_multirun_start(again)
-    assert again.hydra.sweeper.n_trials == 3  # 5 in all, 2 of them done
-    assert again.hydra.sweeper.sampler.seed == 4  # past the 4 draws made so far
+def test_a_worker_joining_leaves_the_running_trials_of_others_running(sweep):
+    folder = stored_study(sweep(), [State.COMPLETE, State.FAIL, State.RUNNING])
+    ContinuedStudy().on_multirun_start(sweep("hydra.sweeper.n_trials=5"))
     states = [t.state for t in load_study(folder).trials]
-    assert states == [State.COMPLETE, State.COMPLETE, State.FAIL, State.FAIL]
-
-
-def test_a_study_with_all_its_trials_runs_none(sweep):
-    stored_study(sweep(), [State.COMPLETE, State.COMPLETE])
-    again = sweep("hydra.sweeper.n_trials=2")
-    ContinuedStudy().on_multirun_start(again)
-    assert again.hydra.sweeper.n_trials == 0
+    assert states == [State.COMPLETE, State.FAIL, State.RUNNING]
 
 
 def test_another_command_is_refused_before_it_joins_the_study(sweep, capsys):
@@ -70,9 +65,10 @@ def test_another_command_is_refused_before_it_joins_the_study(sweep, capsys):
     assert stop.value.code == 2
     (line,) = capsys.readouterr().err.splitlines()
     assert line == (
-        "error: hydra.sweeper.study_name=lr_warmup: the study in this folder was started by "
+        "error: hydra.sweeper.study_name=lr_warmup: the study in this storage was started by "
         "other overrides (hparams_search=optuna model/norm=post) than these "
         "(hparams_search=optuna model/norm=pre); allowed: the same overrides to continue it, "
         "or a new hydra.sweeper.study_name"
     )
-    assert len(optuna.get_all_study_summaries(study_storage(Path(sweep().hydra.sweep.dir)))) == 1
+    url = sweep().hydra.sweeper.storage.url
+    assert len(optuna.get_all_study_summaries(study_storage(url))) == 1

@@ -60,7 +60,7 @@ def test_each_gpu_is_claimed_by_one_job_at_a_time(tmp_path):
     assert {first, other.claim_gpu(tmp_path, 2)} == {0, 1}
     with pytest.raises(RuntimeError, match=r"all 2 GPUs are held by other jobs"):
         third.claim_gpu(tmp_path, 2)
-    holder.gpu_lock.close()  # its process ends: the GPU is free again
+    holder.gpu_lock.release()  # its process ends: the GPU is free again
     assert third.claim_gpu(tmp_path, 2) == first
 
 

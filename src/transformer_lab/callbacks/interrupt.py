@@ -1,4 +1,5 @@
-"""Ctrl-C (SIGINT) and SIGTERM stop training with ``last.ckpt`` at the step reached.
+"""Ctrl-C (SIGINT), SIGTERM and a cluster's requeue signal (SIGUSR1, SIGUSR2) stop training
+with ``last.ckpt`` at the step reached.
 
 Left to Lightning, Ctrl-C raises KeyboardInterrupt wherever the process happens to be
 (possibly between the optimizer step and the scheduler step, a state no checkpoint
@@ -12,6 +13,14 @@ exit status 128 + the signal number (130 for SIGINT, 143 for SIGTERM). A second 
 stops at once, without saving. With several DDP ranks, all stop at the same batch.
 During fit this replaces Lightning's SIGTERM handler, which would stop in the middle of a
 validation and exit 0.
+
+SIGUSR1 and SIGUSR2 are what SLURM sends a job before its time limit or a preemption
+(``--signal``); submitit (``hydra/launcher=slurm``) asks for SIGUSR2 from 1.5 on, SIGUSR1
+before, and handles it by requeueing the job and exiting. Here such a signal too saves
+``last.ckpt`` at the end of the batch, and then goes on to the handler that was in place
+before fit (:meth:`Interrupted.pass_on`): submitit's requeues the job, which then resumes
+from that checkpoint (:func:`transformer_lab.job.resume.own_last_checkpoint`). Without
+one (no submitit) the run exits 138 or 140, like SIGTERM.
 """
 
 import signal
@@ -42,20 +51,35 @@ def hold_signals() -> None:
             signal.signal(signum, _hold)
 
 
+# what SLURM sends before a time limit or a preemption, where the OS has them (not Windows)
+REQUEUE_SIGNALS = tuple(
+    getattr(signal, name) for name in ("SIGUSR1", "SIGUSR2") if hasattr(signal, name)
+)
+
+
 class Interrupted(BaseException):
     """Training stopped on a signal after saving ``checkpoint`` at ``step``.
 
     A BaseException, like KeyboardInterrupt: no ``except Exception`` may swallow it (a
-    sweep goes on past a failing job, not past Ctrl-C).
+    sweep goes on past a failing job, not past Ctrl-C). ``handler``: the one the signal
+    had before fit, for a requeue signal (:meth:`pass_on`).
     """
 
-    def __init__(self, signum: int, step: int, checkpoint: Path):
+    def __init__(self, signum: int, step: int, checkpoint: Path, handler=None):
         super().__init__(f"{signal.Signals(signum).name} at step {step}")
         self.signum, self.step, self.checkpoint = signum, step, checkpoint
+        self.handler = handler
 
     @property
     def exit_code(self) -> int:
         return 128 + self.signum  # what a shell reports for a process the signal killed
+
+    def pass_on(self) -> None:
+        """Hand a requeue signal, ``last.ckpt`` saved, to the handler it had before fit:
+        submitit's requeues the job and exits. Nothing for another signal, or where the
+        signal had no handler of its own (a plain run: it exits with :attr:`exit_code`)."""
+        if self.signum in REQUEUE_SIGNALS and callable(self.handler) and self.handler is not _hold:
+            self.handler(self.signum, None)
 
 
 def last_checkpoint(trainer: L.Trainer) -> LastCheckpoint:
@@ -71,9 +95,10 @@ def last_checkpoint(trainer: L.Trainer) -> LastCheckpoint:
 
 
 class InterruptCheckpoint(L.Callback):
-    """Saves the run's ``last.ckpt`` and stops when SIGINT or SIGTERM arrives in training."""
+    """Saves the run's ``last.ckpt`` and stops when SIGINT, SIGTERM or a requeue signal
+    arrives in training."""
 
-    SIGNALS = (signal.SIGINT, signal.SIGTERM)
+    SIGNALS = (signal.SIGINT, signal.SIGTERM, *REQUEUE_SIGNALS)
 
     def __init__(self):
         self.received: int | None = None
@@ -119,7 +144,8 @@ class InterruptCheckpoint(L.Callback):
         if not stop:
             return
         path = last_checkpoint(trainer).save(trainer)  # a full resume point
-        raise Interrupted(self.received or signal.SIGTERM, trainer.global_step, path)
+        signum = self.received or signal.SIGTERM  # another rank's signal: SIGTERM's exit
+        raise Interrupted(signum, trainer.global_step, path, self._previous.get(signum))
 
     def teardown(self, trainer: L.Trainer, pl_module: L.LightningModule, stage: str) -> None:
         self._restore()

@@ -109,11 +109,12 @@ def _write_atomically(path: Path, text: str) -> None:
 def how_fit_ended(trainer: L.Trainer, diverged_at: int | None) -> dict:
     """How the fit ended, for ``metrics.json``: ``stopped_early`` (before
     ``trainer.max_steps``) and ``stop_reason``: the target reached (:class:`StopAtTarget`),
-    a divergence, or the step budget spent."""
-    stops = [c for c in trainer.callbacks if isinstance(c, StopAtTarget)]
+    a trial pruned (``callbacks/trial_pruning.py``), a divergence, or the step budget spent.
+    A callback that ends a fit early says why in its ``reason`` (None until it does)."""
     if diverged_at is not None:
         reason = f"diverged at step {diverged_at}"
     else:
-        reached = next((s.reason for s in stops if s.reason), None)
+        reasons = (getattr(c, "reason", None) for c in trainer.callbacks)
+        reached = next((r for r in reasons if r), None)
         reason = reached or f"trainer.max_steps={trainer.max_steps} reached"
     return {"stopped_early": trainer.global_step < trainer.max_steps, "stop_reason": reason}

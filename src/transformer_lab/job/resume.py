@@ -9,6 +9,11 @@ from the checkpoint's step instead of a second run starting over; the folder Hyd
 for the new start is removed (:func:`continue_in`). A run that has ended (its
 ``metrics.json``) is not resumed unless the config asks for more steps than it took
 (:class:`RunFinished`).
+
+A job started again in the folder it ran in goes on from that folder's own ``last.ckpt``
+without being told (:func:`own_last_checkpoint`): a SLURM job that submitit requeued after
+its time limit or a preemption (``callbacks/interrupt.py`` saved that checkpoint at the
+step reached), or a command run again with the same fixed ``hydra.run.dir``.
 """
 
 import json
@@ -113,6 +118,20 @@ def resolve_checkpoint(cfg: DictConfig) -> Path | None:
             f"file, 'last', or null"
         )
     return path
+
+
+def own_last_checkpoint(started_in: Path) -> Path | None:
+    """``last.ckpt`` in the job's own folder, the one Hydra gave this start, if there is one.
+
+    A fresh start's folder is new (named by the time, to the microsecond) and holds none.
+    One that does is this job started again: a job requeued by submitit runs the same
+    pickled launcher call, whose config carries Hydra's cached ``${now:}`` of the sweep's
+    start, so it resolves the same sweep folder and, named by its overrides, the same job
+    folder; or a command run again with a fixed ``hydra.run.dir``. ``SLURM_RESTART_COUNT``
+    is not needed: the folder says it, also for a job requeued by hand or another launcher.
+    """
+    last = last_checkpoint(started_in)
+    return last if last.is_file() else None
 
 
 def learned_settings(cfg: DictConfig, checkpoint: Path | None) -> dict:

@@ -35,6 +35,7 @@ from transformer_lab.job.resume import (
     continue_in,
     discard_start,
     learned_settings,
+    own_last_checkpoint,
     quiet_resume_warnings,
     record_stop,
     resolve_checkpoint,
@@ -74,8 +75,10 @@ def summarize(module, datamodule, metrics: dict[str, float], n_samples: int) -> 
 def resume_point(cfg: DictConfig, context: RunContext) -> tuple[str | None, RunContext]:
     """The checkpoint to resume from (None: a fresh start) and the job's context, writing
     into the resumed run's folder, so its TensorBoard curves go on in one place.
-    RunFinished if that run has ended and the config asks for no more steps."""
-    checkpoint = resolve_checkpoint(cfg)
+    Without ``ckpt_path``, a job started again in its own folder (a requeued SLURM job)
+    goes on from that folder's ``last.ckpt``. RunFinished if that run has ended and the
+    config asks for no more steps."""
+    checkpoint = resolve_checkpoint(cfg) or own_last_checkpoint(context.started_in)
     resumed_run = checkpoint and run_folder_of(checkpoint)
     if not resumed_run:
         return checkpoint, context

@@ -148,6 +148,9 @@ def render(
             lines += ["", f"{caption}:", "", f"![{caption}]({file})"]
     if sweep.unfinished:
         lines += ["", "## Not finished", "", *_unfinished_lines(sweep)]
+    if sweep.pruned:
+        lines += ["", "## Pruned", "", "Trials the study's pruner stopped early, left out above:"]
+        lines += ["", *(f"- `{run.name}`: {run.metrics['stop_reason']}" for run in sweep.pruned)]
     lines += provenance_section(sweep)
     figures = [figure for make in FIGURES for figure in make(sweep, sweep.path)]
     lines += ["", "## Figures"]

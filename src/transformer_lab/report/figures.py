@@ -12,8 +12,8 @@ from pathlib import Path
 from transformer_lab.callbacks.norm_comparison import grad_norm_by_layer_figure
 from transformer_lab.callbacks.plotting import new_figure, save_png
 from transformer_lab.report.lengths import accuracy_by_length_figure
-from transformer_lab.report.study import study_figures
 from transformer_lab.report.sweep import Sweep, group_runs
+from transformer_lab.runs import study_record
 
 Figure = Callable[[Sweep, Path], list[tuple[str, str]]]
 COLOUR_KEY = "model.norm"  # the override the curves are coloured by, when it varies
@@ -98,6 +98,17 @@ def grad_norm_by_layer(sweep: Sweep, folder: Path) -> list[tuple[str, str]]:
         save_png(grad_norm_by_layer_figure(_mean_grad_norms(records), title), folder / file)
         written.append((f"Gradient norm by layer at initialisation, {name}", file))
     return written
+
+
+def study_figures(sweep: Sweep, folder: Path) -> list[tuple[str, str]]:
+    """The Optuna study's figures (:mod:`transformer_lab.report.study`) of a sweep that
+    holds one; that module, and Optuna with it, is imported for such a sweep only, so that
+    the report of any other runs without the ``[tune]`` extra."""
+    if study_record.find(sweep.path) is None:
+        return []
+    from transformer_lab.report import study  # imports Optuna
+
+    return study.study_figures(sweep, folder)
 
 
 FIGURES: list[Figure] = [

@@ -1,5 +1,6 @@
 """The study of an ``hparams_search=optuna`` sweep, drawn by Optuna's own matplotlib
-plots from ``<sweep>/optuna.db`` (:mod:`transformer_lab.sweep.study`): the optimisation
+plots from its storage, which the worker sweep or the workers inside the study folder
+recorded (:mod:`transformer_lab.sweep.study`), every worker's trials: the optimisation
 history (every trial's value, and the best so far), and the importance of each searched
 parameter from Optuna's importance evaluators, as a bar chart of our own: Optuna 2.10's
 ``plot_param_importances`` calls ``matplotlib.cm.get_cmap``, gone since matplotlib 3.9.
@@ -70,7 +71,7 @@ def _importance_bars(importances: dict[str, float]) -> Figure:
 
 def study_figures(sweep: Sweep, folder: Path) -> list[tuple[str, str]]:
     """The history and, from two finished trials on, the parameter importances of the
-    study kept in the sweep folder; nothing for a sweep without one."""
+    study the sweep folder's workers recorded; nothing for a sweep without one."""
     study = load_study(sweep.path)
     finished = [] if study is None else study.get_trials(deepcopy=False, states=(COMPLETE,))
     if not finished:

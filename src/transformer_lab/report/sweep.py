@@ -30,8 +30,9 @@ def group_runs(runs: list[Run], keys: list[str]) -> dict[tuple[str, ...], list[R
 @dataclass
 class Sweep:
     path: Path
-    runs: list[Run]  # every job, finished or not
+    runs: list[Run]  # every job, finished or not, but the pruned trials of a study
     replicate_key: str = "seed"
+    pruned: list[Run] = field(default_factory=list)  # stopped early by the study's pruner
     varying: list[str] = field(init=False)  # the override keys that differ between jobs
 
     def __post_init__(self):
@@ -97,4 +98,5 @@ def load_sweep(path: Path, replicate_key: str = "seed") -> Sweep:
             f"{path} holds no job folders (subfolders with .hydra/overrides.yaml); "
             "pass a multirun folder, e.g. outputs/multirun/<time>/"
         )
-    return Sweep(path, runs, replicate_key)
+    kept = [run for run in runs if not run.pruned]  # their metrics are of a shorter run
+    return Sweep(path, kept, replicate_key, [run for run in runs if run.pruned])

@@ -14,10 +14,12 @@ from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
 
+from transformer_lab.runs import sweep_record
 from transformer_lab.runs.hparams import override_key
 from transformer_lab.runs.layout import stop_record
 from transformer_lab.runs.learning_curve import Points, read_scalars
 from transformer_lab.runs.outcome import OutcomeRule
+from transformer_lab.runs.study_record import TRIAL_KEY
 
 
 @dataclass
@@ -34,6 +36,12 @@ class Run:
     @property
     def finished(self) -> bool:
         return self.metrics is not None
+
+    @property
+    def pruned(self) -> bool:
+        """A trial the study's pruner stopped (``callbacks/trial_pruning.py``): it ended
+        early, at a worse value, by design."""
+        return str((self.metrics or {}).get("stop_reason", "")).startswith("pruned ")
 
     @property
     def diverged(self) -> bool:
@@ -97,12 +105,20 @@ def overrides_of(items: list[str]) -> dict[str, str]:
 
 
 def read_run(path: Path) -> Run:
+    """The run in ``path``; its overrides those of its configuration (a study's trial
+    number, :data:`~.study_record.TRIAL_KEY`, left out)."""
     overrides = overrides_of(OmegaConf.load(path / ".hydra" / "overrides.yaml") or [])
+    overrides.pop(TRIAL_KEY, None)
     return Run(path, overrides, _read_json(path / "metrics.json"), _read_json(path / "failed.json"))
 
 
 def read_jobs(path: Path) -> list[Run]:
     """Every job of the multirun folder ``path``, in name order; other subfolders (the
-    report's ``report/``, submitit's ``.submitit/``) are no jobs."""
+    report's ``report/``, submitit's ``.submitit/``) are no jobs. A study's folder holds its
+    workers' sweeps (``study-<name>/<time>/<job>``, :mod:`.study_record`), each with its
+    ``sweep.json``: their jobs, each worker's in name order, the workers in the order they
+    started."""
     jobs = sorted(p.parent.parent for p in path.glob("*/.hydra/overrides.yaml"))
+    for worker in sorted(p.parent for p in path.glob(f"*/{sweep_record.FILE}")):
+        jobs += sorted(p.parent.parent for p in worker.glob("*/.hydra/overrides.yaml"))
     return [read_run(job) for job in jobs]

@@ -53,7 +53,7 @@ class ConfigCheck(Callback):
                 refuse(error, job)
             configs.append(job_config)
         try:
-            if "optuna" in config.hydra.sweeper._target_:
+            if config.hydra.sweeper.get("direction") is not None:  # an optimizing sweeper
                 check_warmup_range(config)  # the search space, which no job config shows
             jobs = job_overrides(config)  # None: an optimizing sweeper draws them as it goes
             check_sweep_start(configs, None if jobs is None else [overrides_of(j) for j in jobs])

@@ -19,7 +19,6 @@ job (a joblib worker), around the task function, after Hydra set up the job's lo
 ``on_multirun_start``/``end`` in the sweep's own process.
 """
 
-import fcntl
 import logging
 import os
 import signal
@@ -27,8 +26,8 @@ import sys
 import time
 import warnings
 from pathlib import Path
-from typing import TextIO
 
+from filelock import FileLock, Timeout
 from hydra.experimental.callback import Callback
 from hydra.types import RunMode
 from omegaconf import DictConfig
@@ -80,19 +79,19 @@ class Worker:
     """
 
     def __init__(self) -> None:
-        self.gpu_lock: TextIO | None = None  # this process's claim on a GPU, never released
+        self.gpu_lock: FileLock | None = None  # this process's claim on a GPU, never released
         self.terminal: tuple[int, int] | None = None  # copies of file descriptors 1 and 2
         self.in_job_log = False  # whether descriptors 1 and 2 point at a job's log
 
     def claim_gpu(self, sweep_dir: Path, count: int) -> int:
         """The index of a GPU no other process of the sweep holds; held until this one
-        ends. With ``n_jobs`` = GPUs one is always free."""
+        ends. With ``n_jobs`` = GPUs one is always free. A :class:`~filelock.FileLock`: the
+        operating system's lock on every system (``fcntl`` exists on POSIX only)."""
         for index in range(count):
-            lock = open(sweep_dir / f".gpu{index}.lock", "w")  # noqa: SIM115 -- held on purpose
+            lock = FileLock(sweep_dir / f".gpu{index}.lock")
             try:
-                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                lock.close()
+                lock.acquire(timeout=0)
+            except Timeout:
                 continue
             self.gpu_lock = lock
             return index

@@ -1,62 +1,82 @@
-"""``hparams_search=optuna``: a study kept in its sweep folder, which the same command
-continues.
+"""``hparams_search=optuna``: one study that any number of workers share, and that the same
+command continues.
 
-The study lives in ``<sweep>/optuna.db`` (SQLite through Optuna's own storage,
-:func:`study_storage`), the sweep folder
-named after the study (``outputs/multirun/study-<hydra.sweeper.study_name>``,
-``conf/hparams_search/optuna.yaml``), so a rerun finds it. The plugin always loads an
-existing study of that name (``load_if_exists``) but runs ``n_trials`` *more* trials each
-time; here ``hydra.sweeper.n_trials`` is the size of the whole study: the
-:class:`ContinuedStudy` callback, before Hydra builds the sweeper, lowers it to the
-trials still to go, marks the trials a killed sweep left running as failed, and moves the
-sampler's seed on by the trials done, so that a continued study does not draw its first
-trials' random parameters again. A study is continued only by the command that started
-it (its overrides, :data:`STUDY_COMMAND`): another architecture's study needs a name of
-its own.
+The study lives in a storage of its own, independent of any sweep folder: a path (SQLite,
+by default ``outputs/multirun/study-<hydra.sweeper.study_name>/optuna.db``) or a database
+URL (``hydra.sweeper.storage.url``). Each worker is a sweep with a folder of its own inside
+the study's folder (``study-<name>/<time>/``) and records there which study its trials
+belong to (:mod:`transformer_lab.runs.study_record`), for the report. Workers started
+together, on one machine or as SLURM jobs, draw different trials
+(:mod:`.trial_sampler`), run ``n_trials`` in the whole study between them
+(:mod:`.shared_study`), and fail a dead worker's trials by its missed heartbeats, never at
+another one's start. A study is continued only by the command that started it (its
+overrides, :data:`STUDY_COMMAND`): another architecture's study needs a name of its own.
 """
 
 import logging
 from pathlib import Path
 
 import optuna
+from filelock import FileLock
 from hydra.experimental.callback import Callback
-from omegaconf import DictConfig, read_write
+from omegaconf import DictConfig
 from optuna.storages import RDBStorage
 
 from transformer_lab.config.validation import ConfigError
 from transformer_lab.job.checks import refuse
+from transformer_lab.runs.study_record import StudyRecord, find
 
 log = logging.getLogger(__name__)
 
-STUDY_FILE = "optuna.db"
 STUDY_COMMAND = "command"  # the study's user attribute: the overrides that started it
-NOT_THE_STUDY = ("paths.", "ckpt_path=")  # overrides that change where, not what, it tunes
+# overrides that change where or how long trials run, not what the study tunes
+NOT_THE_STUDY = ("paths.", "ckpt_path=", "pruning.")
 DONE = (optuna.trial.TrialState.COMPLETE, optuna.trial.TrialState.PRUNED)
+SQLITE_TIMEOUT = 60  # seconds a worker waits for another's write before "database is locked"
 
 
-def study_storage(sweep_dir: str | Path) -> RDBStorage:
-    """``<sweep_dir>/optuna.db``, the folder made if need be (SQLite makes the file only).
+def storage_url(url: str | Path) -> str:
+    """``url`` as SQLAlchemy's URL: a database URL as it is, a path as SQLite's file (its
+    folder made: SQLite makes the file only)."""
+    if "://" in str(url):
+        return str(url)
+    path = Path(url).resolve()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return f"sqlite:///{path}"
+
+
+def study_storage(
+    url: str | Path, heartbeat_interval: int | None = None, grace_period: int | None = None
+) -> RDBStorage:
+    """The study's storage at ``url`` (:func:`storage_url`). With ``heartbeat_interval``,
+    each worker records a heartbeat of its running trials that often (seconds), and a trial
+    whose last one is ``grace_period`` old is failed as its worker's (:mod:`.shared_study`).
 
     Its engine commits every statement (``AUTOCOMMIT``): Optuna 2.10, which the Hydra
     plugin pins, stamps a new database's schema version on a connection it never commits,
     which SQLAlchemy 2 (no autocommit of its own) rolls back, so the next start finds no
-    version and fails. One process writes the study (the sweep's), so no transaction is
-    lost that a second writer could have needed."""
-    sweep_dir = Path(sweep_dir)
-    sweep_dir.mkdir(parents=True, exist_ok=True)
-    url = f"sqlite:///{sweep_dir / STUDY_FILE}"
-    return RDBStorage(url, engine_kwargs={"isolation_level": "AUTOCOMMIT"})
+    version and fails. Optuna numbers a new trial by counting the rows before its own, so
+    workers writing at once still number their trials apart. SQLite lets one writer in at a
+    time; the others wait up to :data:`SQLITE_TIMEOUT` seconds. Workers that start together
+    on a new SQLite file would each make its tables (one fails on the schema's version), so
+    they open it one at a time, under a file lock beside it."""
+    url = storage_url(url)
+    engine_kwargs: dict = {"isolation_level": "AUTOCOMMIT"}
+    settings = {"heartbeat_interval": heartbeat_interval, "grace_period": grace_period}
+    if not url.startswith("sqlite:///"):
+        return RDBStorage(url, engine_kwargs=engine_kwargs, **settings)
+    engine_kwargs["connect_args"] = {"timeout": SQLITE_TIMEOUT}
+    with FileLock(url.removeprefix("sqlite:///") + ".lock"):
+        return RDBStorage(url, engine_kwargs=engine_kwargs, **settings)
 
 
-def load_study(sweep_dir: Path) -> optuna.Study | None:
-    """The study kept in ``sweep_dir`` (its only one), or None where there is none."""
-    if not (sweep_dir / STUDY_FILE).is_file():
+def load_study(folder: Path) -> optuna.Study | None:
+    """The study that the worker sweep ``folder``, or the workers in the study folder
+    ``folder``, recorded; None where there is none."""
+    record = find(folder)
+    if record is None:
         return None
-    storage = study_storage(sweep_dir)
-    summaries = optuna.get_all_study_summaries(storage)
-    if len(summaries) != 1:
-        return None
-    return optuna.load_study(study_name=summaries[0].study_name, storage=storage)
+    return optuna.load_study(study_name=record.name, storage=study_storage(record.storage))
 
 
 def study_command(config: DictConfig) -> list[str]:
@@ -68,22 +88,24 @@ def _check_same_study(study: optuna.Study, command: list[str], name: str) -> Non
     started = study.user_attrs.get(STUDY_COMMAND, command)
     if started != command:
         raise ConfigError(
-            f"hydra.sweeper.study_name={name}: the study in this folder was started by other "
+            f"hydra.sweeper.study_name={name}: the study in this storage was started by other "
             f"overrides ({' '.join(started) or 'none'}) than these ({' '.join(command)}); "
             "allowed: the same overrides to continue it, or a new hydra.sweeper.study_name"
         )
 
 
 class ContinuedStudy(Callback):
-    """Continue the study kept in the sweep folder up to ``hydra.sweeper.n_trials`` trials
-    in all (see the module's docstring); a new one records the command that started it."""
+    """Before the sweeper starts: join the study (made if new, recording the command that
+    started it) or refuse a command other than the one that started it, and record the
+    study in the worker's sweep folder."""
 
     def on_multirun_start(self, config: DictConfig, **kwargs) -> None:
         sweeper, sweep_dir = config.hydra.sweeper, Path(config.hydra.sweep.dir)
+        url = storage_url(sweeper.storage.url)
         command = study_command(config)
         study = optuna.create_study(
             study_name=sweeper.study_name,
-            storage=study_storage(sweep_dir),
+            storage=study_storage(url),
             direction=getattr(sweeper.direction, "name", sweeper.direction),
             load_if_exists=True,
         )
@@ -92,23 +114,14 @@ class ContinuedStudy(Callback):
         except ConfigError as error:
             refuse(error)
         study.set_user_attr(STUDY_COMMAND, command)
+        StudyRecord(url, sweeper.study_name).write(sweep_dir)
         trials = study.get_trials(deepcopy=False)
-        for trial in trials:  # a sweep killed before its jobs returned left them running
-            if trial.state == optuna.trial.TrialState.RUNNING:
-                study.tell(trial.number, state=optuna.trial.TrialState.FAIL)
-        done = sum(trial.state in DONE for trial in trials)
-        if not trials:
-            return
-        to_go = max(0, sweeper.n_trials - done)
-        log.info(
-            "study %s continues in %s: %d of %d trials done, %d to go",
-            sweeper.study_name,
-            sweep_dir / STUDY_FILE,
-            done,
-            sweeper.n_trials,
-            to_go,
-        )
-        with read_write(sweeper):
-            sweeper.n_trials = to_go
-            if sweeper.sampler.get("seed") is not None:
-                sweeper.sampler.seed += len(trials)
+        if trials:
+            done = sum(trial.state in DONE for trial in trials)
+            log.info(
+                "study %s continues in %s: %d of %d trials done",
+                sweeper.study_name,
+                url,
+                done,
+                sweeper.n_trials,
+            )
