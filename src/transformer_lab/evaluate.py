@@ -25,30 +25,23 @@ from importlib.resources import files
 from pathlib import Path
 
 import lightning as L
-import torch
 from hydra import compose, initialize_config_module
 from hydra.errors import OverrideParseException
 from omegaconf import DictConfig, OmegaConf
 from rich.console import Console
 from rich.table import Table
 
-from transformer_lab.config.validation import InvalidSetting
+from transformer_lab.config.validation import InvalidSetting, one_line
 from transformer_lab.console import LIGHTNING_INFO, quiet_library_notices
 from transformer_lab.data import DATAMODULES, SplitsDataModule, SyntheticDataModule
 from transformer_lab.model.decoding import beam_search, check_beam_search
 from transformer_lab.runs.layout import last_checkpoint, recorded_metrics, run_folder_of
 from transformer_lab.runs.order import natural_key
-from transformer_lab.training import text_metrics
+from transformer_lab.training import checkpoint_io, text_metrics
+from transformer_lab.training.checkpoint_io import UnusableCheckpoint
 from transformer_lab.training.module import Seq2SeqLitModule
 
 log = logging.getLogger(__name__)
-# what Lightning writes into every checkpoint of a fit with a datamodule, and reads back
-PARTS = (
-    "state_dict",
-    "hyper_parameters",
-    "datamodule_hyper_parameters",
-    "pytorch-lightning_version",
-)
 PATHS = ("ckpt_path", "output", "data.test_path")  # settings that are paths, taken as typed
 
 
@@ -69,34 +62,12 @@ def find_checkpoint(path: str | Path) -> Path:
     return path
 
 
-def _one_line(error: Exception, limit: int = 400) -> str:
-    """An exception's message on one line, cut at ``limit`` characters."""
-    text = " ".join(str(error).split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
 def read_checkpoint(path: Path) -> dict:
-    """The checkpoint's contents, or an EvaluationError that names what makes it unusable.
-
-    Read before Lightning builds from it, because ``load_from_checkpoint`` does not tell
-    these apart: an unreadable file and weights that do not fit the model both end in a
-    RuntimeError there, and a checkpoint without ``datamodule_hyper_parameters`` gives a
-    datamodule of default settings. (So the file is read three times; for this project's
-    models, megabytes.)
-    """
+    """The checkpoint's contents, or an EvaluationError naming the file and why it is none."""
     try:
-        checkpoint = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as error:  # pickle, zip and torch each raise their own kind
-        raise EvaluationError(
-            f"{path} is not a checkpoint that loads with weights_only=True "
-            f"({type(error).__name__}: {_one_line(error)})"
-        ) from None
-    missing = [part for part in PARTS if not isinstance(checkpoint, dict) or part not in checkpoint]
-    if missing:
-        raise EvaluationError(
-            f"{path} is not a transformer_lab training checkpoint: it lacks {', '.join(missing)}"
-        )
-    return checkpoint
+        return checkpoint_io.read_checkpoint(path)
+    except UnusableCheckpoint as error:
+        raise EvaluationError(f"{path} is {error}") from error
 
 
 def datamodule_class(checkpoint: dict) -> type[SplitsDataModule]:
@@ -131,7 +102,7 @@ def load(path: Path) -> tuple[Seq2SeqLitModule, SplitsDataModule, int | None]:
         raise EvaluationError(str(error.within("data"))) from None
     except (TypeError, ValueError, RuntimeError) as error:
         raise EvaluationError(
-            f"{path} does not fit this version of transformer_lab: {_one_line(error)}"
+            f"{path} does not fit this version of transformer_lab: {one_line(error)}"
         ) from None
     built = {"hyper_parameters": module, "datamodule_hyper_parameters": datamodule}
     unknown = [
@@ -328,7 +299,7 @@ def configure(argv: list[str], config: str = "evaluate", path_settings=PATHS) ->
         try:
             cfg = compose(config, overrides=overrides)
         except OverrideParseException as error:
-            raise EvaluationError(f"{error.override}: {_one_line(error)}") from None
+            raise EvaluationError(f"{error.override}: {one_line(error)}") from None
     for name, value in paths.items():
         OmegaConf.update(cfg, name, value)
     return cfg

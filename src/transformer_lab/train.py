@@ -14,6 +14,7 @@ import hydra
 from omegaconf import DictConfig
 
 from transformer_lab.callbacks import Interrupted
+from transformer_lab.config.command_line import check_command_line
 from transformer_lab.config.validation import ConfigError
 from transformer_lab.console import quiet_library_notices
 from transformer_lab.job.checks import refuse
@@ -61,9 +62,15 @@ def main(cfg: DictConfig) -> float:
 
 def cli() -> None:
     """``python -m transformer_lab.train`` and ``tlab-train``: :func:`main`, once the
-    notice that Hydra prints whenever it composes the joblib launcher's config is hidden
+    command line composes (:func:`~transformer_lab.config.command_line.check_command_line`:
+    a typo is one line and exit status 2, not Hydra's text) and the notice that Hydra
+    prints whenever it composes the joblib launcher's config is hidden
     (:func:`~transformer_lab.sweep.parallel.ignore_schema_notice`)."""
     parallel.ignore_schema_notice()
+    try:
+        check_command_line(sys.argv[1:])
+    except ConfigError as error:
+        refuse(error)
     main()
 
 

@@ -25,9 +25,10 @@ import torch
 from omegaconf import DictConfig, OmegaConf
 
 from transformer_lab.callbacks import Interrupted
-from transformer_lab.config.validation import ConfigError
+from transformer_lab.config.validation import ConfigError, InvalidSetting
 from transformer_lab.job.context import RunContext
 from transformer_lab.runs.layout import last_checkpoint, recorded_metrics, stop_record
+from transformer_lab.training.checkpoint_io import UnusableCheckpoint, read_checkpoint
 
 
 class CheckpointNotFound(ConfigError):
@@ -112,6 +113,15 @@ def resolve_checkpoint(cfg: DictConfig) -> Path | None:
             f"ckpt_path={cfg.ckpt_path!r} does not exist; allowed: an existing checkpoint "
             f"file, 'last', or null"
         )
+    try:
+        read_checkpoint(path)
+    except UnusableCheckpoint as error:
+        raise InvalidSetting(
+            "ckpt_path",
+            cfg.ckpt_path,
+            str(error),
+            "a checkpoint a run of the lab wrote, 'last', or null",
+        ) from error
     return path
 
 

@@ -19,6 +19,7 @@ from transformer_lab.job.checks import check_config, refuse
 from transformer_lab.runs.reader import overrides_of
 from transformer_lab.sweep.hypotheses import check_sweep_start, parse_hypotheses
 from transformer_lab.sweep.launchers import check_launcher_applies
+from transformer_lab.sweep.naming import check_distinct_folders
 from transformer_lab.sweep.search_space import check_warmup_range
 
 
@@ -48,6 +49,8 @@ class ConfigCheck(Callback):
             if "optuna" in config.hydra.sweeper._target_:
                 check_warmup_range(config)  # the search space, which no job config shows
             jobs = job_overrides(config)  # None: an optimizing sweeper draws them as it goes
+            if jobs is not None:
+                check_distinct_folders(jobs, config.hydra.job.config.override_dirname)
             check_sweep_start(configs, None if jobs is None else [overrides_of(j) for j in jobs])
         except ConfigError as error:
             refuse(error)
