@@ -31,6 +31,7 @@ from omegaconf import DictConfig, OmegaConf
 from rich.console import Console
 from rich.table import Table
 
+from transformer_lab.config.command_line import nearest_first
 from transformer_lab.config.validation import InvalidSetting, one_line
 from transformer_lab.console import LIGHTNING_INFO, quiet_library_notices
 from transformer_lab.data import DATAMODULES, SplitsDataModule, SyntheticDataModule
@@ -42,7 +43,13 @@ from transformer_lab.training.checkpoint_io import UnusableCheckpoint
 from transformer_lab.training.module import Seq2SeqLitModule
 
 log = logging.getLogger(__name__)
-PATHS = ("ckpt_path", "output", "data.test_path")  # settings that are paths, taken as typed
+PATHS = (
+    "ckpt_path",
+    "output",
+    "data.test_path",
+    "data.train_path",
+    "data.val_path",
+)  # settings that are paths, taken as typed
 
 
 class EvaluationError(ValueError):
@@ -132,9 +139,10 @@ def with_test_splits(
     its class's ``evaluation_settings`` (``data=pairs``: another test file).
     """
     cls, data = type(run_data), dict(run_data.hparams)
-    foreign = [key for key in test_splits if key not in cls.evaluation_settings]
+    settings = cls.evaluation_settings + cls.file_settings
+    foreign = [key for key in test_splits if key not in settings]
     if foreign:
-        allowed = ", ".join(f"data.{key}" for key in cls.evaluation_settings) or "none"
+        allowed = ", ".join(f"data.{key}" for key in settings) or "none"
         raise EvaluationError(
             f"data.{foreign[0]} is not a setting of this run's test splits ({cls.__name__}); "
             f"allowed: {allowed}"
@@ -147,7 +155,7 @@ def with_test_splits(
             "data.test_long_size too (allowed: >= 1)"
         )
     try:
-        datamodule = cls(**(data | test_splits))
+        datamodule = cls(**run_data.changed_settings(test_splits))
         missing = datamodule.missing_positions(model_max_len)
     except InvalidSetting as error:
         raise EvaluationError(str(error.within("data"))) from None
@@ -261,7 +269,12 @@ def evaluate(cfg: DictConfig) -> dict:
     if datamodule.reports_text:  # what makes the BLEU and chrF scores comparable
         results["sacrebleu"] = text_metrics.signatures()
     # evaluations of other test splits go beside eval.json, not over it (a file by its name)
-    changed = {k: Path(v).name if k.endswith("_path") else v for k, v in test_splits.items()}
+    # (the run's own files given where they moved to, file_settings, evaluate the same)
+    changed = {
+        k: Path(v).name if k.endswith("_path") else v
+        for k, v in test_splits.items()
+        if k not in datamodule.file_settings
+    }
     name = "_".join(["eval", *(f"{k}={v}" for k, v in changed.items())]) + ".json"
     output = Path(cfg.output) if cfg.output else (run_folder_of(path) or path.parent) / name
     output.write_text(json.dumps(results, indent=2) + "\n")
@@ -289,7 +302,8 @@ def configure(argv: list[str], config: str = "evaluate", path_settings=PATHS) ->
         for arg in argv:
             name, sep, value = arg.partition("=")
             if name not in names:
-                raise EvaluationError(f"{name} is not a setting; allowed: {', '.join(names)}")
+                nearest = ", ".join(nearest_first(name, names))
+                raise EvaluationError(f"{name} is not a setting; allowed: {nearest}")
             if not sep:
                 raise EvaluationError(f"{name} needs a value: {name}=<value>")
             if name in path_settings:

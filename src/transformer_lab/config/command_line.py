@@ -28,7 +28,6 @@ from omegaconf import DictConfig, OmegaConf
 from transformer_lab.config.validation import ConfigError, InvalidSetting, one_line
 
 MULTIRUN = ("-m", "--multirun")
-ABSENT = object()
 
 
 def nearest_first(typed: str, names: list[str]) -> list[str]:
@@ -95,10 +94,11 @@ def dotted_keys(node: DictConfig, prefix: str = "") -> list[str]:
 def check_key(override: Override, config: DictConfig) -> None:
     """A ``key=value`` override (not ``+key``/``++key``) sets a key ``config`` has."""
     key = override.key_or_group
-    found = OmegaConf.select(config, key, default=ABSENT, throw_on_resolution_failure=False)
-    if found is not ABSENT or override.is_add() or override.is_force_add():
+    parent, _, leaf = key.rpartition(".")
+    node = OmegaConf.select(config, parent, default=None) if parent else config
+    found = isinstance(node, DictConfig) and leaf in node.keys()  # noqa: SIM118 (??? ones too)
+    if found or override.is_add() or override.is_force_add():
         return
-    parent = key.rpartition(".")[0]
     while parent and not isinstance(OmegaConf.select(config, parent, default=None), DictConfig):
         parent = parent.rpartition(".")[0]
     node = OmegaConf.select(config, parent) if parent else config
