@@ -1,6 +1,7 @@
 """A ``data=pairs`` checkpoint works from any folder: trained on ``mine.tsv`` as typed in one
 folder, it is evaluated and generated from in another, its moved file is given again, and a
-changed byte in the file is refused in one line naming the file and both sha256s."""
+changed byte in the file is refused in one line naming the file and both sha256s. What its
+tokenizer never saw, generate names per line."""
 
 import hashlib
 import json
@@ -58,6 +59,17 @@ def test_evaluate_and_generate_work_from_another_folder(trained):
     )
     assert generated.returncode == 0, generated.stderr[-3000:]
     assert len(generated.stdout.splitlines()) == 1
+
+
+def test_generate_names_what_the_tokenizer_never_saw_line_by_line(trained):
+    run, _, elsewhere = trained
+    command = python_module("transformer_lab.generate", f"ckpt_path={run}")
+    result = run_command_here(command, elsewhere, input="cat dog\ncat QQ dog!\n")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert len(result.stdout.splitlines()) == 2  # both decoded, the outputs aligned
+    assert result.stderr.strip() == "warning: line 2: unseen in training, read as <unk>: 'Q', '!'"
+    jsonl = run_command_here([*command, "format=jsonl"], elsewhere, input="cat QQ dog!\n")
+    assert json.loads(jsonl.stdout)["unseen"] == ["Q", "!"]
 
 
 def test_a_moved_file_is_given_again_and_a_changed_one_is_refused_with_both_hashes(trained):
