@@ -25,6 +25,7 @@ from transformer_lab.callbacks import (
     how_fit_ended,
     training_stability,
 )
+from transformer_lab.callbacks.scalar_layout import VAL_FIRST
 from transformer_lab.job.build import build
 from transformer_lab.job.checks import check_config
 from transformer_lab.job.context import RunContext
@@ -39,7 +40,13 @@ from transformer_lab.job.resume import (
     resolve_checkpoint,
 )
 from transformer_lab.runs import environment
-from transformer_lab.runs.hparams import differing_keys, metric_names, run_hparams, write_hparams
+from transformer_lab.runs.hparams import (
+    differing_keys,
+    metric_names,
+    run_hparams,
+    shown_hparams,
+    write_hparams,
+)
 from transformer_lab.runs.layout import run_folder_of, stop_record
 from transformer_lab.runs.learning_curve import CURVE_TAG, curve_metrics, read_scalars
 from transformer_lab.runs.order import natural_key
@@ -95,7 +102,9 @@ def open_run_folder(cfg: DictConfig, trainer, context: RunContext, started: dict
     environment.write(output_dir, started)
     environment.add_to_tensorboard(trainer.loggers, started)
     log.info("outputs: %s", output_dir.resolve())
-    log.info("tensorboard: tensorboard --logdir %s", output_dir.resolve())
+    log.info(
+        "tensorboard: tensorboard --logdir %s (val/ first: %s)", output_dir.resolve(), VAL_FIRST
+    )
 
 
 def final_metrics(trainer, module, datamodule, diverged_at: int | None) -> dict[str, float]:
@@ -141,7 +150,8 @@ def record_run(
     run = {"run/diverged": metrics["diverged"], "run/train_seconds": train_seconds}
     params, overridden = run_hparams(cfg, context.overrides)
     differs = differing_keys(context.swept, overridden)
-    write_hparams(trainer, params, differs, metric_names(cfg), summary | run)
+    shown = shown_hparams(params, differs, context.swept)
+    write_hparams(trainer, shown, differs, metric_names(cfg), summary | run)
     return summary
 
 
