@@ -21,7 +21,7 @@ from transformer_lab.job.checks import refuse
 from transformer_lab.job.context import RunContext
 from transformer_lab.job.run import record_failure, train
 from transformer_lab.sweep import (
-    naming,  # noqa: F401 (registers ${run_name:}, before Hydra composes)
+    naming,  # noqa: F401 (registers ${job_name:}, before Hydra composes)
     parallel,
     search_space,  # noqa: F401 (registers ${warmup_range:}, for the optuna search space)
     threads,  # noqa: F401 (registers ${sweep_n_jobs:})

@@ -20,6 +20,7 @@ from transformer_lab.runs.reader import overrides_of
 from transformer_lab.sweep.hypotheses import check_sweep_start, parse_hypotheses
 from transformer_lab.sweep.launchers import check_launcher_applies
 from transformer_lab.sweep.naming import check_distinct_folders
+from transformer_lab.sweep.record import sweep_record
 from transformer_lab.sweep.search_space import check_warmup_range
 
 
@@ -50,7 +51,8 @@ class ConfigCheck(Callback):
                 check_warmup_range(config)  # the search space, which no job config shows
             jobs = job_overrides(config)  # None: an optimizing sweeper draws them as it goes
             if jobs is not None:
-                check_distinct_folders(jobs, config.hydra.job.config.override_dirname)
+                excluded = list(config.hydra.job.config.override_dirname.exclude_keys)
+                check_distinct_folders(jobs, excluded, sweep_record(config).swept)
             check_sweep_start(configs, None if jobs is None else [overrides_of(j) for j in jobs])
         except ConfigError as error:
             refuse(error)
