@@ -33,13 +33,17 @@ TYPOS = {
         ["trainer.max_step=10"],
         "error: trainer.max_step=10: no such setting; allowed: trainer.max_steps, ",
     ),
+    "own group option": (  # an experiment of one's own, found on hydra.searchpath
+        ["hydra.searchpath=[file://{own}]", "experiment=mien"],
+        "error: experiment='mien': no such option of config group experiment; allowed: mine, ",
+    ),
     "swept group option": (  # the second value: before the sweep makes its folder
         ["-m", "data=reverse,pair"],
         "error: data='pair': no such option of config group data; allowed: pairs, ",
     ),
     "swept key": (
         ["-m", "trainer.max_step=1,2"],
-        "error: trainer.max_step='1,2': no such setting; allowed: trainer.max_steps, ",
+        "error: trainer.max_step=1: no such setting; allowed: trainer.max_steps, ",
     ),
 }
 
@@ -61,6 +65,9 @@ def refused(tmp_path, *arguments, env=None):
 @pytest.mark.parametrize("case", TYPOS)
 def test_a_typo_is_one_line_with_the_nearest_names_first(tmp_path, case):
     arguments, beginning = TYPOS[case]
+    (tmp_path / "own" / "experiment").mkdir(parents=True)
+    (tmp_path / "own" / "experiment" / "mine.yaml").write_text("# @package _global_\n")
+    arguments = [a.format(own=tmp_path / "own") for a in arguments]
     assert refused(tmp_path, *arguments).startswith(beginning)
 
 

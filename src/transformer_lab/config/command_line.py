@@ -7,9 +7,10 @@ swept value. So the entry point composes the command line first, through Hydra's
 compose API, and turns what fails into the lab's one line (:class:`InvalidSetting`, exit
 status 2): what was typed, and what exists, the nearest matches first.
 
-Checked: every group option of the command line, each swept value included; every key it
-sets, in the config its groups compose (each value of a swept group once); and, composed as
-a whole, the first job. What else Hydra refuses gets its message on one line. A command
+Checked by composing the first job, and the first job with each further value of a swept
+group (``data=reverse,pair``); what fails is put in one line: an unknown group option with
+the options Hydra found (the command line's ``hydra.searchpath`` included), an unknown
+group, or an unknown key with the keys beside it; else Hydra's message, on one line. A command
 line with Hydra's own options (``--cfg``, ``--config-dir``, ``--help``, ...) other than
 ``-m`` is left to Hydra, as is everything when ``HYDRA_FULL_ERROR=1`` asks for Hydra's
 full trace.
@@ -22,7 +23,7 @@ from hydra import compose, initialize_config_module
 from hydra.core.global_hydra import GlobalHydra
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.core.override_parser.types import Override
-from hydra.errors import HydraException, OverrideParseException
+from hydra.errors import HydraException, MissingConfigException, OverrideParseException
 from omegaconf import DictConfig, OmegaConf
 
 from transformer_lab.config.validation import ConfigError, InvalidSetting, one_line
@@ -45,39 +46,24 @@ def config_groups(loader, parent: str = "") -> list[str]:
     return groups
 
 
-def values(override: Override) -> list:
-    """The values ``override`` sets: each value of a discrete sweep, else its one value
-    (None for a range or interval an optimizing sweeper draws from)."""
-    if not override.is_sweep_override():
-        return [override.value()]
-    return list(override.sweep_iterator()) if override.is_discrete_sweep() else []
+def unknown_option(error: MissingConfigException) -> InvalidSetting | None:
+    """The group option Hydra could not find (``data/pair``), with the options it found,
+    those of the command line's ``hydra.searchpath`` included; None for another missing
+    config."""
+    if not error.missing_cfg_file or error.options is None:
+        return None
+    group, _, value = error.missing_cfg_file.rpartition("/")
+    options = list(error.options)
+    allowed = ", ".join(nearest_first(value, options))
+    return InvalidSetting(group, value, f"no such option of config group {group}", allowed)
 
 
-def typed(override: Override):
-    """The value of ``override`` as it names it in a message: as typed for a sweep
-    (``1,2``), else parsed (``10``, ``'pair'``)."""
-    return (
-        override.input_line.partition("=")[2] if override.is_sweep_override() else override.value()
-    )
-
-
-def check_group_option(override: Override, loader) -> None:
-    """A group override names a group that exists and, for each of its values, an option
-    of it."""
+def unknown_group(override: Override, loader) -> InvalidSetting:
+    """``override`` names a group (``modle/norm``) that does not exist."""
     key = override.key_or_group
-    options = loader.get_group_options(key)
-    if not options:
-        groups = [g for g in config_groups(loader) if key.startswith("hydra") or "hydra" not in g]
-        raise InvalidSetting(
-            key, typed(override), "no such config group",
-            ", ".join(nearest_first(key, groups)),
-        )  # fmt: skip
-    for value in values(override):
-        if isinstance(value, str) and value not in options:
-            raise InvalidSetting(
-                key, value, f"no such option of config group {key}",
-                ", ".join(nearest_first(value, options)),
-            )  # fmt: skip
+    groups = [g for g in config_groups(loader) if key.startswith("hydra") or "hydra" not in g]
+    allowed = ", ".join(nearest_first(key, groups))
+    return InvalidSetting(key, override.value(), "no such config group", allowed)
 
 
 def dotted_keys(node: DictConfig, prefix: str = "") -> list[str]:
@@ -106,22 +92,56 @@ def check_key(override: Override, config: DictConfig) -> None:
     close = difflib.get_close_matches(key, dotted_keys(config), n=5, cutoff=0.75)
     allowed = close + [k for k in nearest_first(key, siblings) if k not in close]
     raise InvalidSetting(
-        key, typed(override), "no such setting",
+        key,
+        override.value(),
+        "no such setting",
         f"{', '.join(allowed)}, or +{key}=<value> to add one",
-    )  # fmt: skip
+    )
 
 
-def first_job(overrides: list[Override]) -> list[str]:
-    """The overrides of the sweep's first job: each discrete sweep at its first value, an
-    optimizing sweeper's range or interval left to the sweeper."""
-    job = []
+def jobs_to_compose(overrides: list[Override], is_group) -> list[list[str]]:
+    """The sweep's first job (each discrete sweep at its first value; a range or interval
+    that an optimizing sweeper draws from left to it), and for each further value of a
+    swept group (``data=reverse,pair``) the first job with that value: every option the
+    command line names, composed once. Swept values of keys need no composing of their own:
+    a key exists or not whatever its value."""
+    choices = []  # per override: the lines it may take
     for override in overrides:
         if not override.is_sweep_override():
-            job.append(override.input_line)
+            choices.append([override.input_line])
         elif override.is_discrete_sweep():
-            first = next(override.sweep_string_iterator())
-            job.append(f"{override.get_key_element()}={first}")
-    return job
+            key = override.get_key_element()
+            choices.append([f"{key}={value}" for value in override.sweep_string_iterator()])
+        else:
+            choices.append([])
+    first = [lines[0] if lines else None for lines in choices]
+    jobs = [first]
+    for i, (override, lines) in enumerate(zip(overrides, choices, strict=True)):
+        if is_group(override):
+            jobs += [[*first[:i], line, *first[i + 1 :]] for line in lines[1:]]
+    return [[line for line in job if line is not None] for job in jobs]
+
+
+def diagnosis(error: HydraException, job: list[str], loader, config_name: str) -> ConfigError:
+    """What in ``job`` made Hydra refuse to compose it, in one line: an unknown group option,
+    group or key, else Hydra's message."""
+    if isinstance(error, MissingConfigException) and (found := unknown_option(error)):
+        return found
+    parsed = OverridesParser.create(config_loader=loader).parse_overrides(job)
+    groups = [o for o in parsed if loader.get_group_options(o.key_or_group)]
+    for override in parsed:
+        if "/" in override.key_or_group and override not in groups and not override.is_delete():
+            return unknown_group(override, loader)
+    try:
+        config = compose(config_name, [o.input_line for o in groups], return_hydra_config=True)
+        for override in parsed:
+            if override not in groups and not override.is_delete():
+                check_key(override, config)
+    except InvalidSetting as unknown:
+        return unknown
+    except HydraException:
+        pass
+    return ConfigError(one_line(error))
 
 
 def check_overrides(arguments: list[str], config_name: str) -> None:
@@ -134,23 +154,15 @@ def check_overrides(arguments: list[str], config_name: str) -> None:
             parsed = OverridesParser.create(config_loader=loader).parse_overrides(overrides)
         except OverrideParseException as error:
             raise ConfigError(f"{error.override}: {one_line(error)}") from None
-        groups, keys = [], []
-        for override in parsed:
-            key = override.key_or_group
-            grouped = "/" in key or loader.get_group_options(key)
-            (groups if grouped else keys).append(override)
-        try:
-            for override in groups:
-                if not override.is_delete():
-                    check_group_option(override, loader)
-            config = compose(config_name, overrides=first_job(groups), return_hydra_config=True)
-            for override in keys:
-                if not override.is_delete():
-                    check_key(override, config)
-            job = first_job(parsed) if set(MULTIRUN) & set(arguments) else overrides
-            compose(config_name, overrides=job, return_hydra_config=True)
-        except HydraException as error:
-            raise ConfigError(one_line(error)) from None
+        if set(MULTIRUN) & set(arguments):
+            jobs = jobs_to_compose(parsed, lambda o: loader.get_group_options(o.key_or_group))
+        else:  # Hydra's own message for a sweep without -m
+            jobs = [overrides]
+        for job in jobs:
+            try:
+                compose(config_name, overrides=job, return_hydra_config=True)
+            except HydraException as error:
+                raise diagnosis(error, job, loader, config_name) from None
 
 
 def hydra_options(arguments: list[str]) -> bool:
