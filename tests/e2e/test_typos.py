@@ -103,3 +103,14 @@ def test_a_sweep_whose_jobs_would_share_a_folder_is_refused_at_its_start(tmp_pat
         "in one folder, defaults (run folders are not named by ckpt_path); allowed: "
         "one run per value of ckpt_path, or a sweep over other keys"
     )
+
+
+def test_hydra_full_error_shows_the_trace_of_the_labs_own_refusal_too(tmp_path):
+    garbage = tmp_path / "garbage.ckpt"
+    garbage.write_bytes(b"not a checkpoint\n")
+    result = run_train_here(
+        tmp_path / "outputs", f"ckpt_path={garbage}", *TINY, env={"HYDRA_FULL_ERROR": "1"}
+    )
+    assert result.returncode == 2
+    assert "Traceback" in result.stderr and "UnpicklingError" in result.stderr  # torch's cause
+    assert result.stderr.strip().splitlines()[-1].startswith(f"error: ckpt_path='{garbage}'")
