@@ -26,14 +26,14 @@ from importlib.resources import files
 from pathlib import Path
 
 import lightning as L
-import torch
 from hydra import compose, initialize_config_module
 from hydra.errors import OverrideParseException
 from omegaconf import DictConfig, OmegaConf
 from rich.console import Console
 from rich.table import Table
 
-from transformer_lab.config.validation import InvalidSetting
+from transformer_lab.config.command_line import nearest_first
+from transformer_lab.config.validation import InvalidSetting, one_line
 from transformer_lab.console import LIGHTNING_INFO, quiet_library_notices
 from transformer_lab.data import DATAMODULES, SplitsDataModule, SyntheticDataModule
 from transformer_lab.model.decoding import beam_search, check_beam_search
@@ -44,18 +44,18 @@ from transformer_lab.runs.layout import (
     tested_checkpoint,
 )
 from transformer_lab.runs.order import natural_key
-from transformer_lab.training import text_metrics
+from transformer_lab.training import checkpoint_io, text_metrics
+from transformer_lab.training.checkpoint_io import UnusableCheckpoint
 from transformer_lab.training.module import Seq2SeqLitModule
 
 log = logging.getLogger(__name__)
-# what Lightning writes into every checkpoint of a fit with a datamodule, and reads back
-PARTS = (
-    "state_dict",
-    "hyper_parameters",
-    "datamodule_hyper_parameters",
-    "pytorch-lightning_version",
-)
-PATHS = ("ckpt_path", "output", "data.test_path")  # settings that are paths, taken as typed
+PATHS = (
+    "ckpt_path",
+    "output",
+    "data.test_path",
+    "data.train_path",
+    "data.val_path",
+)  # settings that are paths, taken as typed
 
 
 class EvaluationError(ValueError):
@@ -80,34 +80,12 @@ def find_checkpoint(path: str | Path, test_weights: str = "last") -> Path:
     return path
 
 
-def _one_line(error: Exception, limit: int = 400) -> str:
-    """An exception's message on one line, cut at ``limit`` characters."""
-    text = " ".join(str(error).split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
 def read_checkpoint(path: Path) -> dict:
-    """The checkpoint's contents, or an EvaluationError that names what makes it unusable.
-
-    Read before Lightning builds from it, because ``load_from_checkpoint`` does not tell
-    these apart: an unreadable file and weights that do not fit the model both end in a
-    RuntimeError there, and a checkpoint without ``datamodule_hyper_parameters`` gives a
-    datamodule of default settings. (So the file is read three times; for this project's
-    models, megabytes.)
-    """
+    """The checkpoint's contents, or an EvaluationError naming the file and why it is none."""
     try:
-        checkpoint = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as error:  # pickle, zip and torch each raise their own kind
-        raise EvaluationError(
-            f"{path} is not a checkpoint that loads with weights_only=True "
-            f"({type(error).__name__}: {_one_line(error)})"
-        ) from None
-    missing = [part for part in PARTS if not isinstance(checkpoint, dict) or part not in checkpoint]
-    if missing:
-        raise EvaluationError(
-            f"{path} is not a transformer_lab training checkpoint: it lacks {', '.join(missing)}"
-        )
-    return checkpoint
+        return checkpoint_io.read_checkpoint(path)
+    except UnusableCheckpoint as error:
+        raise EvaluationError(f"{path} is {error}") from error
 
 
 def datamodule_class(checkpoint: dict) -> type[SplitsDataModule]:
@@ -142,7 +120,7 @@ def load(path: Path) -> tuple[Seq2SeqLitModule, SplitsDataModule, int | None]:
         raise EvaluationError(str(error.within("data"))) from None
     except (TypeError, ValueError, RuntimeError) as error:
         raise EvaluationError(
-            f"{path} does not fit this version of transformer_lab: {_one_line(error)}"
+            f"{path} does not fit this version of transformer_lab: {one_line(error)}"
         ) from None
     built = {"hyper_parameters": module, "datamodule_hyper_parameters": datamodule}
     unknown = [
@@ -172,9 +150,10 @@ def with_test_splits(
     its class's ``evaluation_settings`` (``data=pairs``: another test file).
     """
     cls, data = type(run_data), dict(run_data.hparams)
-    foreign = [key for key in test_splits if key not in cls.evaluation_settings]
+    settings = cls.evaluation_settings + cls.file_settings
+    foreign = [key for key in test_splits if key not in settings]
     if foreign:
-        allowed = ", ".join(f"data.{key}" for key in cls.evaluation_settings) or "none"
+        allowed = ", ".join(f"data.{key}" for key in settings) or "none"
         raise EvaluationError(
             f"data.{foreign[0]} is not a setting of this run's test splits ({cls.__name__}); "
             f"allowed: {allowed}"
@@ -187,7 +166,7 @@ def with_test_splits(
             "data.test_long_size too (allowed: >= 1)"
         )
     try:
-        datamodule = cls(**(data | test_splits))
+        datamodule = cls(**run_data.changed_settings(test_splits))
         missing = datamodule.missing_positions(model_max_len)
     except InvalidSetting as error:
         raise EvaluationError(str(error.within("data"))) from None
@@ -304,7 +283,12 @@ def evaluate(cfg: DictConfig) -> dict:
     if datamodule.reports_text:  # what makes the BLEU and chrF scores comparable
         results["sacrebleu"] = text_metrics.signatures()
     # evaluations of other test splits go beside eval.json, not over it (a file by its name)
-    changed = {k: Path(v).name if k.endswith("_path") else v for k, v in test_splits.items()}
+    # (the run's own files given where they moved to, file_settings, evaluate the same)
+    changed = {
+        k: Path(v).name if k.endswith("_path") else v
+        for k, v in test_splits.items()
+        if k not in datamodule.file_settings
+    }
     name = "_".join(["eval", *(f"{k}={v}" for k, v in changed.items())]) + ".json"
     output = Path(cfg.output) if cfg.output else (run_folder_of(path) or path.parent) / name
     output.write_text(json.dumps(results, indent=2) + "\n")
@@ -332,7 +316,8 @@ def configure(argv: list[str], config: str = "evaluate", path_settings=PATHS) ->
         for arg in argv:
             name, sep, value = arg.partition("=")
             if name not in names:
-                raise EvaluationError(f"{name} is not a setting; allowed: {', '.join(names)}")
+                nearest = ", ".join(nearest_first(name, names))
+                raise EvaluationError(f"{name} is not a setting; allowed: {nearest}")
             if not sep:
                 raise EvaluationError(f"{name} needs a value: {name}=<value>")
             if name in path_settings:
@@ -342,7 +327,7 @@ def configure(argv: list[str], config: str = "evaluate", path_settings=PATHS) ->
         try:
             cfg = compose(config, overrides=overrides)
         except OverrideParseException as error:
-            raise EvaluationError(f"{error.override}: {_one_line(error)}") from None
+            raise EvaluationError(f"{error.override}: {one_line(error)}") from None
     for name, value in paths.items():
         OmegaConf.update(cfg, name, value)
     return cfg

@@ -11,13 +11,15 @@ beam search or sampling (:mod:`transformer_lab.model.decoding`); each output is 
 on its own line, in the order of the inputs, or as JSON lines with the output's
 log-probability under the model. A line that cannot be read (an unknown word, more tokens
 than the model has positions) is reported on stderr with its number, its output line is
-left empty, the rest are decoded, and the exit status is 2. The settings are
+left empty, the rest are decoded, and the exit status is 2. What a learnt tokenizer
+(``data=pairs``) reads as ``<unk>`` is decoded, and named in a warning on stderr with the
+line's number (and as ``unseen`` in JSON lines): never silently. The settings are
 ``conf/generate.yaml``, read like evaluate's.
 """
 
 import json
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib.resources import files
 from pathlib import Path
 
@@ -51,6 +53,7 @@ class Line:
     text: str
     ids: list[int] | None = None
     error: str | None = None
+    unseen: list[str] = field(default_factory=list)  # pieces read as <unk>
     output: str = ""
     tokens: int = 0  # generated, EOS included
     ended: bool = False  # the output ended with EOS (not cut at max_new_tokens)
@@ -68,10 +71,16 @@ def read_lines(source: str) -> list[str]:
 
 
 def encoded(texts: list[str], codec: Codec, max_len: int) -> list[Line]:
-    """Every line with its source ids (before EOS), or the reason it cannot be a source."""
+    """Every line with its source ids (before EOS), or the reason it cannot be a source;
+    and what of it a learnt tokenizer (``data=pairs``) reads as ``<unk>``. (The tasks' own
+    codecs refuse what they cannot read; a learnt tokenizer has an ``<unk>`` the model was
+    trained with, for what its training file lacked or its vocabulary left out.)"""
+    unseen = getattr(codec, "unseen", None)
     lines = []
     for number, text in enumerate(texts, start=1):
         line = Line(number, text)
+        if unseen is not None:
+            line.unseen = unseen(text.strip())
         try:
             ids = codec.encode(text.strip())
         except ValueError as error:
@@ -155,6 +164,7 @@ def record(line: Line) -> dict:
     """One line of ``format=jsonl``."""
     if line.error:
         return {"line": line.number, "input": line.text, "error": line.error}
+    unseen = {"unseen": line.unseen} if line.unseen else {}
     return {
         "line": line.number,
         "input": line.text,
@@ -162,6 +172,7 @@ def record(line: Line) -> dict:
         "tokens": line.tokens,
         "ended": line.ended,
         "log_prob": round(line.log_prob, 6),
+        **unseen,
     }
 
 
@@ -192,6 +203,12 @@ def cli(argv: list[str] | None = None) -> None:
     for line in lines:
         if line.error:
             print(f"error: line {line.number}: {line.error}", file=sys.stderr)
+        elif line.unseen:
+            pieces = ", ".join(repr(piece) for piece in line.unseen)
+            print(
+                f"warning: line {line.number}: unseen in training, read as <unk>: {pieces}",
+                file=sys.stderr,
+            )
         print(json.dumps(record(line)) if cfg.format == "jsonl" else line.output, flush=True)
     if any(line.error for line in lines):
         sys.exit(2)

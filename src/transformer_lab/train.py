@@ -15,13 +15,14 @@ import hydra
 from omegaconf import DictConfig
 
 from transformer_lab.callbacks import Interrupted
+from transformer_lab.config.command_line import check_command_line
 from transformer_lab.config.validation import ConfigError
 from transformer_lab.console import quiet_library_notices
 from transformer_lab.job.checks import refuse
 from transformer_lab.job.context import RunContext
 from transformer_lab.job.run import record_failure, train
 from transformer_lab.sweep import (
-    naming,  # noqa: F401 (registers ${run_name:}, before Hydra composes)
+    naming,  # noqa: F401 (registers ${job_name:}, before Hydra composes)
     parallel,
     search_space,  # noqa: F401 (registers ${warmup_range:}, for the optuna search space)
     threads,  # noqa: F401 (registers ${sweep_n_jobs:})
@@ -64,13 +65,16 @@ def main(cfg: DictConfig) -> float:
 
 def cli() -> None:
     """``python -m transformer_lab.train`` and ``tlab-train``: :func:`main`, once the
-    notice that Hydra prints whenever it composes the joblib launcher's config is hidden
-    (:func:`~transformer_lab.sweep.parallel.ignore_schema_notice`), and a command that asks
-    for a sweeper this install lacks is refused before Hydra composes it
-    (:mod:`~transformer_lab.sweep.tune_extra`)."""
+    command line composes (:func:`~transformer_lab.config.command_line.check_command_line`:
+    a typo is one line and exit status 2, not Hydra's text), a command that asks for a
+    sweeper this install lacks is refused before Hydra composes it
+    (:mod:`~transformer_lab.sweep.tune_extra`), and the notice that Hydra prints whenever it
+    composes the joblib launcher's config is hidden
+    (:func:`~transformer_lab.sweep.parallel.ignore_schema_notice`)."""
     parallel.ignore_schema_notice()
     try:
         check_tuning_installed(sys.argv[1:])
+        check_command_line(sys.argv[1:])
     except ConfigError as error:
         refuse(error)
     main()

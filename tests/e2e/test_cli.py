@@ -14,17 +14,15 @@ TINY = ["experiment=smoke", "trainer.max_steps=8", "trainer.val_check_interval=4
 
 
 @pytest.mark.slow
-def test_multirun_makes_one_folder_per_job_named_by_its_overrides(tmp_path, read_hparams):
+def test_multirun_makes_one_folder_per_job_named_by_what_it_varies(tmp_path, read_hparams):
     typed = ["-m", "model/norm=pre,post", *TINY, "~callbacks.attention_maps"]
     result = run_train_here(tmp_path / "outputs", *typed)
     assert result.returncode == 0, result.stderr[-3000:]
     (sweep,) = (tmp_path / "outputs" / "multirun").iterdir()
     runs = sorted(p for p in sweep.iterdir() if p.is_dir())
-    assert [r.name for r in runs] == [  # Hydra sorts the overrides; "~key" reads as typed
-        f"experiment=smoke,model.norm={norm},trainer.max_steps=8,trainer.val_check_interval=4,"
-        "~callbacks.attention_maps"
-        for norm in ("post", "pre")
-    ]
+    # named by what the sweep varies; what every job shares is in sweep.json and .hydra/
+    assert [r.name for r in runs] == ["model.norm=post", "model.norm=pre"]
+    assert "trainer.max_steps=8" in " ".join(json.loads((sweep / "sweep.json").read_text())["argv"])
     for run, norm in zip(runs, ["post", "pre"], strict=True):
         assert (run / ".hydra" / "overrides.yaml").is_file()
         assert f"norm: {norm}" in (run / "config_resolved.yaml").read_text()
@@ -49,8 +47,8 @@ def test_multirun_makes_one_folder_per_job_named_by_its_overrides(tmp_path, read
             "test/seq_acc",
         }
         assert events.Scalars("outcome/learned")[-1].value == 0.0
-        assert session.hparams["model.norm"].string_value == norm
-        assert session.hparams["model.d_model"].number_value == 32
+        assert dict(session.hparams) == {"model.norm": session.hparams["model.norm"]}
+        assert session.hparams["model.norm"].string_value == norm  # the one key swept
         # the HPARAMS tab reads each metric's latest scalar: the real final value
         last_val_loss = events.Scalars("val/loss")[-1].value
         assert last_val_loss == pytest.approx(metrics["val/loss"], rel=1e-6)

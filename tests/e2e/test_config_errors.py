@@ -17,12 +17,12 @@ TINY = [
 ]
 
 # The true command line for one of each kind: (overrides, fragments the one error message
-# must contain): a value the model refuses, a missing checkpoint, and Hydra's own message for
-# an unknown group option (raised while composing, before there is a config to train).
+# must contain): a value the model refuses, a missing checkpoint, and an unknown group option
+# (found by composing the command line before Hydra does: tests/e2e/test_typos.py).
 ON_THE_COMMAND_LINE = [
     (["model.d_model=30"], ["model.d_model=30: not divisible by num_heads=4", "multiple"]),
     (["ckpt_path=/nowhere/last.ckpt"], ["ckpt_path='/nowhere/last.ckpt' does not exist"]),
-    (["model/norm=middle"], ["Could not find 'model/norm/middle'", "post", "pre"]),
+    (["model/norm=middle"], ["model/norm='middle': no such option", "post, pre"]),
 ]
 
 

@@ -84,20 +84,15 @@ def norm_of(run) -> str:
     return OmegaConf.load(run / "config_resolved.yaml").model.norm
 
 
-def test_hparams_list_the_swept_key_the_curated_set_and_the_comparison_metrics(runs, read_hparams):
+def test_hparams_list_only_the_swept_key_and_the_comparison_metrics(runs, read_hparams):
     for run in runs:
         experiment, session = read_hparams(run)
         names = [h.name for h in experiment.hparam_infos]
-        assert names[:2] == ["experiment", "model.norm"]  # the job's overrides first
-        # TensorBoard shows the hparams that "differ" first: the one the sweep varies, not
-        # the ten overrides every job of it shares
+        # TensorBoard ticks the first five, the differing first: listed, the key the sweep
+        # varies, not the ten overrides every job shares nor the curated constants
+        assert names == ["model.norm"]
         assert {h.name for h in experiment.hparam_infos if h.differs} == {"model.norm"}
         assert session.hparams["model.norm"].string_value == norm_of(run)
-        assert session.hparams["model.lr"].number_value == pytest.approx(1e-2)
-        assert "model.pos_encoding" in names and "trainer.max_steps" in names
-        assert not [n for n in names if n.split(".")[0] in ("callbacks", "paths", "logger")]
-        assert not [n for n in names if "_target_" in n]
-        assert len(names) < 25
         assert [m.name.tag for m in experiment.metric_infos] == [
             "val/loss",
             "val/seq_acc",

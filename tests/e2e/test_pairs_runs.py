@@ -19,7 +19,7 @@ from hydra.core.global_hydra import GlobalHydra
 from tokenizers import Tokenizer
 
 from transformer_lab.data.pairs import PairsDataModule
-from transformer_lab.evaluate import evaluate
+from transformer_lab.evaluate import EvaluationError, evaluate
 from transformer_lab.model.decoding import beam_search
 from transformer_lab.model.scoring import sequence_log_probs
 from transformer_lab.report import main as report_main
@@ -167,16 +167,22 @@ def eval_config(**values):
     return cfg
 
 
-def test_evaluate_takes_the_tokenizer_from_the_checkpoint_not_the_changed_file(sweep, tmp_path):
+def test_evaluate_refuses_a_changed_training_file_and_takes_another_test_file(sweep, tmp_path):
     _, runs, data = sweep
     run = runs["word"]
+    results = evaluate(eval_config(ckpt_path=run, beam_size=2, samples=2))
+    other = tmp_path / "other.tsv"
+    other.write_text("the cat\twkh fdw\nbig dog\telj grj\n")
+    elsewhere = evaluate(eval_config(ckpt_path=run, samples=0, **{"data.test_path": other}))
     original = (data / "train.tsv").read_text()
-    try:  # new words: a tokenizer learnt again from this file would differ
+    changed = (
+        rf"^data.train_path='{re.escape(str(data / 'train.tsv'))}': its content changed since "
+        r"the run read it \(sha256 [0-9a-f]{64} then, [0-9a-f]{64} now\)"
+    )
+    try:  # new words: the val pairs cut from it, and the vocabulary, would differ
         (data / "train.tsv").write_text(original + "zebra quux\tcheud txxa\n" * 50)
-        results = evaluate(eval_config(ckpt_path=run, beam_size=2, samples=2))
-        other = tmp_path / "other.tsv"
-        other.write_text("the cat\twkh fdw\nbig dog\telj grj\n")
-        elsewhere = evaluate(eval_config(ckpt_path=run, samples=0, **{"data.test_path": other}))
+        with pytest.raises(EvaluationError, match=changed):
+            evaluate(eval_config(ckpt_path=run, samples=0))
     finally:
         (data / "train.tsv").write_text(original)
     tested = {k: v for k, v in metrics_of(run).items() if k.startswith("test")}

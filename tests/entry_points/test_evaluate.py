@@ -195,9 +195,9 @@ def test_a_misspelt_setting_is_one_error_line_that_names_it(capsys):
         cli(["ckpt_path=run", "beem_size=3"])
     assert exit.value.code == 2
     assert capsys.readouterr().err == (
-        "error: beem_size is not a setting; allowed: ckpt_path, test_weights, beam_size, "
-        "length_penalty, batch_size, samples, accelerator, data.test_path, data.test_size, "
-        "data.test_long_size, data.test_long_max_len, output\n"
+        "error: beem_size is not a setting; allowed: beam_size, batch_size, ckpt_path, "
+        "length_penalty, samples, accelerator, data.test_path, data.train_path, data.val_path, "
+        "data.test_size, data.test_long_size, data.test_long_max_len, output\n"
     )
 
 

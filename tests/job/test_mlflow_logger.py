@@ -11,7 +11,7 @@ from hydra.core.hydra_config import HydraConfig
 from transformer_lab.config.validation import InvalidSetting
 from transformer_lab.job.checks import check_run_settings
 from transformer_lab.job.run import train
-from transformer_lab.sweep import naming  # noqa: F401 (registers ${run_name:}, as train.py)
+from transformer_lab.sweep import naming  # noqa: F401 (registers ${job_name:}, as train.py)
 
 TINY = ["experiment=smoke", "~callbacks.norm_comparison", "~callbacks.attention_maps"]
 

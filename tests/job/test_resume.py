@@ -59,7 +59,7 @@ def test_a_run_counts_as_finished_when_it_ended_at_max_steps_or_diverged(tmp_pat
         check_unfinished(job, max_steps=300)
     assert str(finished.value) == (
         f"run {job} already finished at step 300 (metrics.json); nothing to resume. To train "
-        f"further: ckpt_path='{job}/checkpoints/last.ckpt' trainer.max_steps=<more than 300>"
+        f"further: \"ckpt_path='{job}/checkpoints/last.ckpt'\" trainer.max_steps=<more than 300>"
     )
     assert finished.value.metrics["global_step"] == 300
     check_unfinished(job, max_steps=600)  # more steps: extend it

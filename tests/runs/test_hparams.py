@@ -14,7 +14,13 @@ from hydra.types import RunMode
 from transformer_lab.config.validation import ConfigError
 from transformer_lab.job.context import RunContext
 from transformer_lab.job.run import train
-from transformer_lab.runs.hparams import CURATED, differing_keys, override_key, run_hparams
+from transformer_lab.runs.hparams import (
+    CURATED,
+    differing_keys,
+    override_key,
+    run_hparams,
+    shown_hparams,
+)
 from transformer_lab.sweep.record import sweep_record
 
 CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
@@ -129,3 +135,13 @@ def test_a_single_run_marks_its_own_overrides_as_differing(compose_train):
         "trainer.max_steps",
         "model.norm",
     }
+
+
+def test_a_sweeps_entry_lists_only_what_it_varies_so_tensorboard_ticks_nothing_constant():
+    """TensorBoard ticks the first five keys, the differing first: a constant listed after
+    two swept keys would be ticked as if it varied."""
+    params = {"model.ffn": "relu", "seed": 0, "data.batch_size": 64, "data.max_len": 10}
+    differs = {"model.ffn", "seed"}
+    assert shown_hparams(params, differs, frozenset(differs)) == {"model.ffn": "relu", "seed": 0}
+    assert shown_hparams(params, {"seed"}, None) == params  # a single run: all of them
+    assert shown_hparams(params, set(), frozenset()) == params  # nothing marked: all

@@ -7,6 +7,7 @@ import logging
 import pytest
 from omegaconf import OmegaConf
 
+from transformer_lab.callbacks.scalar_layout import VAL_FIRST
 from transformer_lab.sweep.parallel import STOP_FILE
 from transformer_lab.sweep.summary import SweepSummary, summarize_sweep
 
@@ -61,6 +62,7 @@ def test_a_failed_job_is_logged_and_the_sweep_exits_1(sweep, caplog):
     assert json.loads((sweep / "summary.json").read_text()) == summarize_sweep(sweep)
     assert caplog.messages == [
         f"sweep {sweep}: 5 jobs, 2 finished (1 diverged), 1 failed",
+        f"tensorboard: tensorboard --logdir {sweep} (val/ first: {VAL_FIRST})",
         "failed: model.lr=-1 -- ValueError: Invalid learning rate: -1",
     ]
 

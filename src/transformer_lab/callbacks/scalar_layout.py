@@ -8,6 +8,10 @@ so a sweep's runs overlay on charts that hold a whole picture:
 
 Charts name their tags by regular expression (``norm/grad/encoder/\\d+``), so one layout
 fits any depth. TensorBoard reads one layout per run, so this callback writes all of it.
+The SCALARS tab groups tags by their prefix in alphabetical order and opens the first two
+groups: ``epoch`` (Lightning's) and ``norm``, with ``val/`` folded last. Its tag filter,
+which the URL carries, puts the ``val/`` charts first: :data:`VAL_FIRST`, printed with the
+``tensorboard --logdir`` line of a run and of a sweep (seen in Chromium, TensorBoard 2.21).
 """
 
 import lightning as L
@@ -16,6 +20,8 @@ from transformer_lab.callbacks.layer_stats import LayerStats
 from transformer_lab.callbacks.stacks import STACKS
 
 LAYER_STATS = {"grad": "gradient norm", "rms": "residual RMS"}
+# TensorBoard's SCALARS tab on the val/ charts (tag filter ^val/), at its default port
+VAL_FIRST = "http://localhost:6006/#scalars&tagFilter=%5Eval%2F"
 
 
 def layout(with_layer_stats: bool) -> dict[str, dict[str, list]]:

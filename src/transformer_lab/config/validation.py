@@ -31,6 +31,13 @@ class InvalidSetting(ConfigError):
         return InvalidSetting, (self.key, self.value, self.reason, self.allowed)
 
 
+def one_line(error: Exception, limit: int = 400) -> str:
+    """An exception's message on one line, cut at ``limit`` characters: a library's
+    multi-paragraph text, as a refusal's one line quotes it."""
+    text = " ".join(str(error).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def check_integer(key: str, value, minimum: int, maximum: int | None = None) -> None:
     """``value`` is an int (not a bool, not a float) in ``minimum..maximum``."""
     if maximum is None:

@@ -14,6 +14,15 @@ What a run reads, and when:
   checkpoint, so evaluation, generation and a resume rebuild them from the checkpoint
   alone; given those, the constructor reads nothing (``tlab-generate`` needs no file at
   all), and the files are read when the splits are first needed.
+- **Found from any folder, and the same files.** A fresh start records each file by its
+  absolute path and the sha256 of its content (``file_sha256``, saved in every checkpoint
+  with the other settings), so evaluate finds the files from any working folder, a moved
+  file is given again at its new place (``data.train_path=...``), and a file whose content
+  changed since is refused in one line naming it and both hashes before anything is read
+  from it (:func:`check_unchanged`). A resume reads the files as they are now (and records
+  them anew): it may train on more data, with the checkpoint's tokenizer. A test file
+  that evaluate is given (``data.test_path``) is another test set, not checked
+  (:meth:`changed_settings`).
 - **Held out.** Without ``val_path``/``test_path``, ``val_size`` and ``test_size`` pairs are
   cut from the training file by a seeded shuffle, and the tokenizer learns from the rest.
   Val or test pairs that also occur in training are counted and logged as a warning
@@ -27,6 +36,7 @@ What a run reads, and when:
   the fix, or left out with ``long_pairs=skip``.
 """
 
+import hashlib
 import logging
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
@@ -75,13 +85,17 @@ class PairsDataModule(SplitsDataModule):
     :mod:`.pair_files`). ``tokenizer``: ``char``, ``word`` or ``bpe`` (:mod:`.tokenizer`),
     of ``vocab_size`` ids at most; one vocabulary for sources and targets unless
     ``shared_vocab`` is false. ``src_tokenizer_json``/``tgt_tokenizer_json``: None for a
-    fresh start, which learns them; a checkpoint's to rebuild its run.
+    fresh start, which learns them; a checkpoint's to rebuild its run. ``file_sha256``:
+    ``{"train_path": <sha256 of its content>, ...}``, None for a fresh start, which records
+    them (and the files by their absolute paths); a checkpoint's to check the files against.
     """
 
     learned_settings = ("src_tokenizer_json", "tgt_tokenizer_json")
     reports_text = True
     # another test file; a larger test_size would cut into the training pairs
     evaluation_settings = ("test_path",)
+    # the run's own files, given again where they moved to (their content checked)
+    file_settings = ("train_path", "val_path")
 
     def __init__(
         self,
@@ -102,6 +116,7 @@ class PairsDataModule(SplitsDataModule):
         num_workers: int = 0,
         src_tokenizer_json: str | None = None,
         tgt_tokenizer_json: str | None = None,
+        file_sha256: dict[str, str] | None = None,
     ):
         super().__init__()
         self.save_hyperparameters(logger=False)
@@ -109,6 +124,11 @@ class PairsDataModule(SplitsDataModule):
         if src_tokenizer_json is None:  # a fresh start: read everything now, learn tokenizers
             self.hparams.src_tokenizer_json = self._read.src_json
             self.hparams.tgt_tokenizer_json = self._read.tgt_json
+        if file_sha256 is None:  # a fresh start (or a checkpoint from before they were kept)
+            self.hparams.file_sha256 = dict(_file_hashes(self.hparams)) or None
+        for key in _file_keys(self.hparams):  # found again from any working folder
+            if Path(self.hparams[key]).is_file():
+                self.hparams[key] = str(Path(self.hparams[key]).resolve())
         self.src_codec = TokenizerCodec.from_json(self.hparams.src_tokenizer_json)
         self.tgt_codec = (
             self.src_codec
@@ -116,9 +136,20 @@ class PairsDataModule(SplitsDataModule):
             else TokenizerCodec.from_json(self.hparams.tgt_tokenizer_json)
         )
 
+    def changed_settings(self, changes: dict) -> dict:
+        """The settings of this data with ``changes`` (evaluate's): a test file given anew is
+        another test set, whose content nothing recorded."""
+        settings = dict(self.hparams) | changes
+        if "test_path" in changes and settings["file_sha256"]:
+            settings["file_sha256"] = {
+                k: v for k, v in settings["file_sha256"].items() if k != "test_path"
+            }
+        return settings
+
     @cached_property
     def _read(self) -> Read:
         hp = self.hparams
+        check_unchanged(hp)
         files = tuple(_identity(hp, name) for name in SPLITS)
         return read(
             files,
@@ -223,6 +254,47 @@ def _check_settings(hp: AttributeDict) -> None:
             "given without the other tokenizer",
             "both (a checkpoint's) or neither (a fresh start learns them)",
         )
+
+
+def _file_keys(hp: AttributeDict) -> list[str]:
+    """The settings that name a file: ``train_path``, and ``val_path``/``test_path`` if set."""
+    return [f"{split}_path" for split in SPLITS if hp[f"{split}_path"] is not None]
+
+
+def sha256_of(path: str) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def _file_hashes(hp: AttributeDict):
+    """``(setting, sha256)`` of each file the settings name and that exists."""
+    for key in _file_keys(hp):
+        if Path(hp[key]).is_file():
+            yield key, sha256_of(hp[key])
+
+
+def check_unchanged(hp: AttributeDict) -> None:
+    """InvalidSetting for a file that is gone from the path the run recorded, or whose
+    content is not what the run read (its sha256)."""
+    recorded = hp.file_sha256 or {}
+    for key in _file_keys(hp):
+        if key not in recorded:
+            continue
+        if not Path(hp[key]).is_file():
+            raise InvalidSetting(
+                key,
+                hp[key],
+                "no such file (the run's, by the absolute path it recorded)",
+                f"the same file where it is now: data.{key}=<file>",
+            )
+        now = sha256_of(hp[key])
+        if now != recorded[key]:
+            raise InvalidSetting(
+                key,
+                hp[key],
+                f"its content changed since the run read it (sha256 {recorded[key]} then, "
+                f"{now} now)",
+                "the file the run read, unchanged, or a new run",
+            )
 
 
 def _identity(hp: AttributeDict, split: str) -> tuple | None:

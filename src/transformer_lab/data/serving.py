@@ -43,6 +43,8 @@ class SplitsDataModule(lightning.LightningDataModule):
     reports_text = False
     # the settings of the test splits that evaluate may change (data.<name>=...)
     evaluation_settings: tuple[str, ...] = ()
+    # the files a run read, which evaluate may be given again where they moved to
+    file_settings: tuple[str, ...] = ()
 
     @property
     def batch_size(self) -> int:
@@ -69,6 +71,10 @@ class SplitsDataModule(lightning.LightningDataModule):
         """How many positions a model with ``model_max_len`` of them lacks for the longest
         sequence of any split; 0 when it holds them all."""
         return max(0, self.max_seq_len - model_max_len)
+
+    def changed_settings(self, changes: dict) -> dict:
+        """The settings of this data with ``changes`` (evaluate's ``data.*``)."""
+        return dict(self.hparams) | changes
 
     @property
     def test_split_names(self) -> list[str]:

@@ -71,6 +71,16 @@ class TokenizerCodec:
     def encode(self, text: str) -> list[int]:
         return self.tokenizer.encode(text, add_special_tokens=False).ids
 
+    def unseen(self, text: str) -> list[str]:
+        """The pieces of ``text`` the tokenizer reads as ``<unk>`` (the training file never
+        showed them), each once, in order: a character for ``char`` and ``bpe``, a word for
+        ``word``."""
+        encoding = self.tokenizer.encode(text, add_special_tokens=False)
+        unk = self.tokenizer.token_to_id(UNK)
+        offsets = zip(encoding.ids, encoding.offsets, strict=True)
+        pieces = [text[start:end] for i, (start, end) in offsets if i == unk]
+        return list(dict.fromkeys(pieces))
+
     def encode_batch(self, texts: Sequence[str]) -> list[list[int]]:
         """:meth:`encode` of many texts at once (on every core: the Rust side threads)."""
         encodings = self.tokenizer.encode_batch(list(texts), add_special_tokens=False)

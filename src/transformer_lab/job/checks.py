@@ -18,12 +18,15 @@ the same way.
 """
 
 import importlib.util
+import os
 import sys
+import traceback
 from typing import NoReturn
 
 import torch
 from hydra.types import RunMode
 from lightning.fabric.utilities.seed import max_seed_value, min_seed_value
+from lightning.pytorch.accelerators import AcceleratorRegistry
 from omegaconf import DictConfig, OmegaConf
 
 from transformer_lab.config.validation import (
@@ -73,6 +76,31 @@ def _check_trainer(trainer: DictConfig) -> None:
         check_number("trainer.gradient_clip_val", trainer.gradient_clip_val, minimum=0)
 
 
+def _check_accelerator(trainer: DictConfig) -> None:
+    """An accelerator this machine has (Lightning's registry says which are available), so
+    that ``trainer=gpu`` on a laptop is refused up front, not by Lightning's
+    MisconfigurationException after the run folder. ``gpu`` is CUDA or Apple's MPS, as
+    Lightning reads it; ``auto`` is always there."""
+    name = trainer.get("accelerator", "auto")
+    here = [
+        key
+        for key in sorted(AcceleratorRegistry.available_accelerators())
+        if AcceleratorRegistry[key]["accelerator"].is_available()
+    ]
+    allowed = ", ".join(["auto", *here])
+    known = {"auto", "gpu", *AcceleratorRegistry.available_accelerators()}
+    if not isinstance(name, str) or name not in known:
+        raise InvalidSetting("trainer.accelerator", name, "unknown", allowed)
+    wanted = {"cuda", "mps"} if name == "gpu" else {name}
+    if name != "auto" and not wanted & set(here):
+        raise InvalidSetting(
+            "trainer.accelerator",
+            name,
+            "this machine has no such device",
+            f"{allowed} (trainer=cpu)",
+        )
+
+
 # a logger's target -> (the module it needs, the extra of pyproject.toml that installs it)
 OPTIONAL_LOGGERS = {
     "lightning.pytorch.loggers.MLFlowLogger": ("mlflow", "mlflow"),
@@ -111,6 +139,7 @@ def check_run_settings(cfg: DictConfig, hydra_cfg: DictConfig) -> None:
     """The settings that belong to the run rather than to a part it builds."""
     check_integer("seed", cfg.seed, min_seed_value, max_seed_value)  # seed_everything's range
     _check_trainer(cfg.trainer)
+    _check_accelerator(cfg.trainer)
     check_number("target_seq_acc", cfg.target_seq_acc, above=0, maximum=1)
     if cfg.get("stop_at_seq_acc") is not None:  # null: no stop at a target
         check_number("stop_at_seq_acc", cfg.stop_at_seq_acc, above=0, maximum=1)
@@ -145,7 +174,10 @@ def check_config(cfg: DictConfig, hydra_cfg: DictConfig) -> None:
 
 
 def refuse(error: ConfigError, job: str | None = None) -> NoReturn:
-    """The one line a configuration error gets, and exit status 2."""
+    """The one line a configuration error gets, and exit status 2; with
+    ``HYDRA_FULL_ERROR=1``, its traceback before it (what raised it, and why)."""
+    if os.environ.get("HYDRA_FULL_ERROR") == "1":
+        traceback.print_exception(error)
     where = f" (sweep job: {job})" if job else ""
     print(f"error: {error}{where}", file=sys.stderr)
     sys.exit(2)

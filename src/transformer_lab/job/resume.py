@@ -30,9 +30,10 @@ import torch
 from omegaconf import DictConfig, OmegaConf
 
 from transformer_lab.callbacks import Interrupted
-from transformer_lab.config.validation import ConfigError
+from transformer_lab.config.validation import ConfigError, InvalidSetting
 from transformer_lab.job.context import RunContext
 from transformer_lab.runs.layout import last_checkpoint, recorded_metrics, stop_record
+from transformer_lab.training.checkpoint_io import UnusableCheckpoint, read_checkpoint
 
 
 class CheckpointNotFound(ConfigError):
@@ -48,19 +49,19 @@ class RunFinished(Exception):
     def __init__(self, run: Path, metrics: dict):
         self.run, self.metrics = run, metrics
         step = metrics["global_step"]
-        further = quote_for_hydra(str(last_checkpoint(run).resolve()))
+        further = shell_word(f"ckpt_path={quote_for_hydra(str(last_checkpoint(run).resolve()))}")
         if metrics.get("diverged"):
             message = f"run {run} diverged at step {metrics['diverged_at_step']} (metrics.json)"
             message += "; nothing to resume"
         elif metrics.get("stopped_early"):
             message = (
                 f"run {run} stopped at step {step}: {metrics['stop_reason']} (metrics.json); "
-                f"nothing to resume. To train further: ckpt_path={further} stop_at_seq_acc=null"
+                f"nothing to resume. To train further: {further} stop_at_seq_acc=null"
             )
         else:
             message = (
                 f"run {run} already finished at step {step} (metrics.json); nothing to "
-                f"resume. To train further: ckpt_path={further} trainer.max_steps=<more "
+                f"resume. To train further: {further} trainer.max_steps=<more "
                 f"than {step}>"
             )
         super().__init__(message)
@@ -117,6 +118,15 @@ def resolve_checkpoint(cfg: DictConfig) -> Path | None:
             f"ckpt_path={cfg.ckpt_path!r} does not exist; allowed: an existing checkpoint "
             f"file, 'last', or null"
         )
+    try:
+        read_checkpoint(path)
+    except UnusableCheckpoint as error:
+        raise InvalidSetting(
+            "ckpt_path",
+            cfg.ckpt_path,
+            str(error),
+            "a checkpoint a run of the lab wrote, 'last', or null",
+        ) from error
     return path
 
 
@@ -246,7 +256,18 @@ def resume_command(checkpoint: Path, context: RunContext) -> str:
         options.append(f"--config-name={hydra.job.config_name}")
     overrides = [o for o in context.overrides if not o.startswith("ckpt_path=")]
     overrides.append(f"ckpt_path={quote_for_hydra(str(checkpoint.resolve()))}")
-    return shlex.join([*program, *options, *overrides])
+    return " ".join(shell_word(word) for word in [*program, *options, *overrides])
+
+
+def shell_word(word: str) -> str:
+    """``word`` as a shell reads it back, quoted only where it must be and then the way a
+    person reads most easily: ``'...'`` around a word without ``'``, ``"..."`` around one
+    that holds ``'`` (Hydra's quotes, ``"ckpt_path='/x/seed=1/last.ckpt'"``) but nothing a
+    shell expands in double quotes; ``shlex.quote`` (``'"'"'``) only past that."""
+    quoted = shlex.quote(word)
+    if quoted == word or "'" not in word or re.search(r'[$`"\\!]', word):
+        return quoted
+    return f'"{word}"'
 
 
 def quote_for_hydra(value: str) -> str:

@@ -26,6 +26,7 @@ from transformer_lab.callbacks import (
     training_stability,
 )
 from transformer_lab.callbacks.logger_kinds import finish_runs, log_run_config
+from transformer_lab.callbacks.scalar_layout import VAL_FIRST
 from transformer_lab.job.build import build
 from transformer_lab.job.checks import check_config
 from transformer_lab.job.context import RunContext
@@ -41,7 +42,13 @@ from transformer_lab.job.resume import (
     resolve_checkpoint,
 )
 from transformer_lab.runs import environment
-from transformer_lab.runs.hparams import differing_keys, metric_names, run_hparams, write_hparams
+from transformer_lab.runs.hparams import (
+    differing_keys,
+    metric_names,
+    run_hparams,
+    shown_hparams,
+    write_hparams,
+)
 from transformer_lab.runs.layout import run_folder_of, stop_record
 from transformer_lab.runs.learning_curve import CURVE_TAG, curve_metrics, read_scalars
 from transformer_lab.runs.order import natural_key
@@ -101,7 +108,9 @@ def open_run_folder(cfg: DictConfig, trainer, context: RunContext, started: dict
     environment.add_to_tensorboard(trainer.loggers, started)
     log_run_config(trainer.loggers, run_hparams(cfg, context.overrides)[0])  # W&B's config
     log.info("outputs: %s", output_dir.resolve())
-    log.info("tensorboard: tensorboard --logdir %s", output_dir.resolve())
+    log.info(
+        "tensorboard: tensorboard --logdir %s (val/ first: %s)", output_dir.resolve(), VAL_FIRST
+    )
 
 
 def final_metrics(
@@ -169,7 +178,8 @@ def record_run(
     run[LEARNED] = float(record["outcome"] == "learned")
     params, overridden = run_hparams(cfg, context.overrides)
     differs = differing_keys(context.swept, overridden)
-    write_hparams(trainer, params, differs, metric_names(cfg), summary | run)
+    shown = shown_hparams(params, differs, context.swept)
+    write_hparams(trainer, shown, differs, metric_names(cfg), summary | run)
     return summary
 
 

@@ -10,9 +10,12 @@ norm and the loss spikes, whether the run diverged and how long it trained.
 Every HPARAMS entry of a sweep lists the same metric names, present or not: TensorBoard
 takes the column list from the first run it finds, so a metric missing there (a target
 that run never reached) would vanish for all. TensorBoard orders the columns by
-``differs``, then by name, and shows the first few: so only the keys the sweep varies are
-marked ``differs`` (:func:`differing_keys`), not the overrides every job of it shares
-(``experiment=...``, ``trainer.max_steps=...``), which would push the swept keys off screen.
+``differs``, then by name, and ticks the first five (its ``tf-hparams-query-pane``): so
+only the keys the sweep varies are marked ``differs`` (:func:`differing_keys`), not the
+overrides every job of it shares (``experiment=...``, ``trainer.max_steps=...``), which
+would push the swept keys off screen; and a sweep's entry lists only the keys it varies
+(:func:`shown_hparams`), since a constant listed after them would be ticked as if it
+varied wherever the sweep varies fewer than five.
 """
 
 from collections.abc import Iterable
@@ -138,6 +141,18 @@ def differing_keys(swept: frozenset[str] | None, overridden: set[str]) -> set[st
     None), all of them, since they are what this run changed and what tells it from the
     other single runs that one ``tensorboard --logdir outputs/`` shows."""
     return overridden if swept is None else overridden & swept
+
+
+def shown_hparams(
+    params: dict[str, Value], differs: set[str], swept: frozenset[str] | None
+) -> dict[str, Value]:
+    """The hyper-parameters the HPARAMS entry lists: in a sweep the keys it varies, the
+    values every job shares being in each job's config (``.hydra/``) and the sweep's
+    command (``sweep.json``); in a single run (``swept`` None), or a sweep whose jobs mark
+    nothing as varying, all of ``params``."""
+    if swept is None or not differs:
+        return params
+    return {key: value for key, value in params.items() if key in differs}
 
 
 def metric_names(cfg: DictConfig) -> tuple[str, ...]:

@@ -19,6 +19,8 @@ from transformer_lab.job.checks import check_config, refuse
 from transformer_lab.runs.reader import overrides_of
 from transformer_lab.sweep.hypotheses import check_outcome, check_sweep_start, parse_hypotheses
 from transformer_lab.sweep.launchers import check_launcher_applies
+from transformer_lab.sweep.naming import check_distinct_folders
+from transformer_lab.sweep.record import sweep_record
 from transformer_lab.sweep.search_space import check_warmup_range
 from transformer_lab.sweep.sequential import check_sequential, is_sequential
 
@@ -56,6 +58,9 @@ class ConfigCheck(Callback):
             if config.hydra.sweeper.get("direction") is not None:  # an optimizing sweeper
                 check_warmup_range(config)  # the search space, which no job config shows
             jobs = job_overrides(config)  # None: an optimizing sweeper draws them as it goes
+            if jobs is not None:
+                excluded = list(config.hydra.job.config.override_dirname.exclude_keys)
+                check_distinct_folders(jobs, excluded, sweep_record(config).swept)
             check_sweep_start(configs, None if jobs is None else [overrides_of(j) for j in jobs])
         except ConfigError as error:
             refuse(error)

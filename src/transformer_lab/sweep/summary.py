@@ -15,6 +15,7 @@ from pathlib import Path
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
+from transformer_lab.callbacks.scalar_layout import VAL_FIRST
 from transformer_lab.runs.layout import last_checkpoint
 from transformer_lab.runs.reader import read_jobs
 from transformer_lab.sweep.parallel import STOP_FILE
@@ -58,6 +59,7 @@ class SweepSummary(Callback):
             len(summary["diverged"]),
             len(summary["failed"]),
         )
+        log.info("tensorboard: tensorboard --logdir %s (val/ first: %s)", sweep_dir, VAL_FIRST)
         for name, reason in summary["failed"].items():
             log.error("failed: %s -- %s", name, reason)
         stop_file = sweep_dir / STOP_FILE
