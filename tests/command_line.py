@@ -11,7 +11,8 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from .in_process import run_in_process
@@ -77,6 +78,17 @@ def start_command(command: list[str], cwd: Path, **popen: object) -> subprocess.
         **popen,
     }
     return subprocess.Popen(command, cwd=cwd, **settings)
+
+
+def wait_until(process: subprocess.Popen, ready: Callable[[], bool], timeout: float = 300) -> None:
+    """Wait, while ``process`` (from :func:`start_command`) runs, until ``ready()``: the
+    moment a signal test sends its signal. Fails with the process's output if it ends
+    first, and after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while not ready():
+        assert process.poll() is None, process.stdout.read() if process.stdout else "it ended"
+        assert time.monotonic() < deadline, f"not ready after {timeout} s"
+        time.sleep(0.02)
 
 
 def run_command_here(

@@ -111,8 +111,8 @@ def test_a_run_measures_the_norm_before_the_clip(compose_train, tmp_path, read_h
     assert tags[:5] == [
         "val/loss",
         "val/seq_acc",
+        "outcome/learned",
         "val/seq_acc_auc",
         "val/steps_to_target",
-        "test/seq_acc",
     ]
     assert {"train/clip_fraction", "train/grad_norm_max", "train/loss_spikes"} <= set(tags)

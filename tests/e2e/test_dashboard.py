@@ -96,6 +96,7 @@ def test_hparams_list_only_the_swept_key_and_the_comparison_metrics(runs, read_h
         assert [m.name.tag for m in experiment.metric_infos] == [
             "val/loss",
             "val/seq_acc",
+            "outcome/learned",
             "val/seq_acc_auc",
             "val/steps_to_target",
             "test/seq_acc",

@@ -8,7 +8,6 @@ import json
 import re
 import shlex
 import signal
-import time
 
 import pytest
 import torch
@@ -19,6 +18,7 @@ from ..command_line import (
     run_command_here,
     start_command,
     train_cli_code,
+    wait_until,
 )
 
 # no periodic save: the signal's own last.ckpt is the only one
@@ -62,11 +62,7 @@ LINE = re.compile(r"^(SIGINT|SIGTERM|SIGUSR1) at step (\d+): saved (.+); resume 
 
 def signal_after_first_validation(process, outputs_root, signum) -> str:
     """Send ``signum`` once the step-20 validation saved best.ckpt; the job's output."""
-    deadline = time.monotonic() + 300
-    while not list(outputs_root.glob("runs/*/checkpoints/best.ckpt")):
-        assert process.poll() is None, process.stdout.read()
-        assert time.monotonic() < deadline
-        time.sleep(0.02)
+    wait_until(process, lambda: list(outputs_root.glob("runs/*/checkpoints/best.ckpt")))
     process.send_signal(signum)
     output, _ = process.communicate(timeout=300)
     return output

@@ -9,12 +9,11 @@ import re
 import shlex
 import signal
 import sys
-import time
 
 import pytest
 import torch
 
-from ..command_line import run_command_here, start_command, train_command
+from ..command_line import run_command_here, start_command, train_command, wait_until
 
 STEPS = 200
 JOB = [
@@ -40,11 +39,8 @@ def test_ctrl_c_stops_a_parallel_sweep_with_each_running_job_saved(tmp_path):
     joblib = ["-m", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2"]
     command = train_command(tmp_path, *joblib, *JOB, "seed=0,1,2", f"hydra.sweep.dir={sweep}")
     process = start_command(command, tmp_path, start_new_session=True)  # a group, as in a terminal
-    deadline = time.monotonic() + 300
-    while len(list(sweep.glob("*/checkpoints/best.ckpt"))) < 2:  # both jobs in training
-        assert process.poll() is None, process.stdout.read()
-        assert time.monotonic() < deadline
-        time.sleep(0.05)
+    # both jobs in training
+    wait_until(process, lambda: len(list(sweep.glob("*/checkpoints/best.ckpt"))) >= 2)
     os.killpg(process.pid, signal.SIGINT)
     output, _ = process.communicate(timeout=300)
 

@@ -80,9 +80,10 @@ def test_length_generalization_is_the_mean_over_seeds_at_each_test_long_length(t
 
 def test_diverged_runs_are_marked_with_their_steps_and_left_out_of_the_means(report):
     low, huge = table_rows(report)
-    assert low[2] == "0/2"
-    assert huge[2].startswith("**2/2** (step ")
-    assert huge[3] == "—"  # val/loss: no run to average
+    assert huge[2] == "0/2 [0.000, 0.842]"  # learned: a diverged run did not
+    assert low[3] == "0/2"
+    assert huge[3].startswith("**2/2** (step ")
+    assert huge[4] == "—"  # val/loss: no run to average
 
 
 def test_steps_to_target_are_the_first_validation_reaching_it(tiny_sweep):

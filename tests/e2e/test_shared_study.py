@@ -20,7 +20,8 @@ State = optuna.trial.TrialState
 N_TRIALS, WORKERS = 4, 2
 STUDY = [
     *("-m", "hparams_search=optuna", "experiment=smoke", "data=copy"),
-    *("trainer.max_steps=10", "trainer.val_check_interval=5", "optimized_metric=val/token_acc"),
+    # a validation after 20 of 60 steps: the kill below lands inside a trial, after it
+    *("trainer.max_steps=60", "trainer.val_check_interval=20", "optimized_metric=val/token_acc"),
     *("~callbacks.progress_bar", "~callbacks.attention_maps", "~callbacks.norm_comparison"),
     "hydra.launcher.n_jobs=1",
     # a killed worker's trial is stale 3 s after its last heartbeat
@@ -78,11 +79,12 @@ def test_workers_share_one_study_and_a_dead_workers_trial_fails_by_heartbeat(tmp
     # a worker killed (with its job) while its trial runs: the trial stays RUNNING ...
     done = len(trials)
     killed = worker(outputs, done + 1)
+    before = set(study_folder.glob("*/*/checkpoints/best.ckpt"))
     deadline = time.monotonic() + 300
-    while not load_study(study_folder).get_trials(deepcopy=False, states=(State.RUNNING,)):
+    # its trial in training: past its first validation, its heartbeats beating (every 1 s)
+    while not set(study_folder.glob("*/*/checkpoints/best.ckpt")) - before:
         assert killed.poll() is None and time.monotonic() < deadline
-        time.sleep(0.1)
-    time.sleep(1.5)  # into its training, a heartbeat recorded
+        time.sleep(0.02)
     os.killpg(killed.pid, signal.SIGKILL)
     killed.wait()
     (left,) = load_study(study_folder).get_trials(deepcopy=False, states=(State.RUNNING,))

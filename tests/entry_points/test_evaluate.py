@@ -196,8 +196,8 @@ def test_a_misspelt_setting_is_one_error_line_that_names_it(capsys):
     assert exit.value.code == 2
     assert capsys.readouterr().err == (
         "error: beem_size is not a setting; allowed: beam_size, batch_size, ckpt_path, "
-        "length_penalty, samples, accelerator, data.test_path, data.train_path, data.val_path, "
-        "data.test_size, data.test_long_size, data.test_long_max_len, output\n"
+        "test_weights, length_penalty, samples, accelerator, data.test_path, data.train_path, "
+        "data.val_path, data.test_size, data.test_long_size, data.test_long_max_len, output\n"
     )
 
 
