@@ -4,8 +4,9 @@ Reads every job of a Hydra multirun (its overrides, its config, ``metrics.json``
 TensorBoard scalars and ``norm_comparison.json``) and writes ``report.md`` plus PNG figures
 into the sweep folder, and both into the TensorBoard run ``<sweep>/report/``: first the
 verdict on each hypothesis the experiment stated (``supported``, ``contradicted`` or
-``inconclusive``, with its numbers), then final metrics per configuration (the mean and a
-95% confidence interval over seeds, n shown), the median steps to a target
+``inconclusive``, with its numbers; the sweep's hypotheses judged together), then final
+metrics per configuration (how many runs learned, with the rate's exact interval; the mean
+and a 95% confidence interval over seeds, n shown), the median steps to a target
 ``val/seq_acc`` as censored data, diverged runs marked, how each configuration trained
 (clipped steps, gradient norm, loss spikes), paired comparisons along every swept key
 (the difference, its interval and a word), accuracy by length past the training lengths

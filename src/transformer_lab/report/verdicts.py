@@ -251,7 +251,7 @@ def hypotheses_section(verdicts: Sequence[Verdict]) -> list[str]:
         "p-value is at most that, `contradicted` when the other direction's is, "
         "`inconclusive` otherwise, with the seeds per configuration that would find the "
         "difference observed 4 times in 5. No verdict from fewer than three runs a side "
-        "(`inconclusive (n=2)`), from runs that all differ alike (`inconclusive (no "
+        "(`inconclusive (n=2)`), from differences that are all the same (`inconclusive (no "
         "spread)`), or from a continuous metric whose diverged runs the rule does not score "
         f"(`diverged_value`).{looks}",
         "",
