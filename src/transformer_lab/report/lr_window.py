@@ -35,6 +35,7 @@ from transformer_lab.report.table import (
 )
 from transformer_lab.runs.order import natural_key
 from transformer_lab.runs.reader import Run
+from transformer_lab.training.metric_names import metric_range
 from transformer_lab.training.thresholds import reaches
 
 LR_KEY = "model.lr"
@@ -121,9 +122,15 @@ def best_lr_table(sweep: Sweep, target: float) -> str | None:
                 *config,
                 _format_lr(best),
                 f"{len(runs) - len(kept)}/{len(runs)}",
-                interval_cell([r.metrics[METRIC] for r in kept if METRIC in r.metrics], ".3f"),
                 interval_cell(
-                    [r.metrics["val/loss"] for r in kept if "val/loss" in r.metrics], ".4f"
+                    [r.metrics[METRIC] for r in kept if METRIC in r.metrics],
+                    ".3f",
+                    metric_range(METRIC),
+                ),
+                interval_cell(
+                    [r.metrics["val/loss"] for r in kept if "val/loss" in r.metrics],
+                    ".4f",
+                    metric_range("val/loss"),
                 ),
                 steps_cell(runs, target),
                 ", ".join(window) or "none",

@@ -162,8 +162,10 @@ def output_change_table(architectures: dict[str, list[dict]]) -> str | None:
     rows = [
         [name]
         + [
-            interval_cell(
-                [r["output_change"][p] for r in records if p in r["output_change"]], ".2e"
+            interval_cell(  # a mean squared change: never below 0
+                [r["output_change"][p] for r in records if p in r["output_change"]],
+                ".2e",
+                (0.0, None),
             )
             for p in placements
         ]
