@@ -39,10 +39,10 @@ from transformer_lab.report.comparisons import (
     seeds_text,
 )
 from transformer_lab.report.family import holm
-from transformer_lab.report.proportions import RateDifference, rate_interval
+from transformer_lab.report.proportions import RateDifference
 from transformer_lab.report.statistics import MIN_RUNS
 from transformer_lab.report.sweep import Sweep
-from transformer_lab.report.table import interval_cell, metric_format
+from transformer_lab.report.table import interval_cell, learned_cell, metric_format
 from transformer_lab.runs.outcome import LEARNED
 from transformer_lab.sweep.hypotheses import (
     Hypothesis,
@@ -190,13 +190,9 @@ def judge_sweep(sweep: Sweep, hypotheses: Sequence[Hypothesis]) -> list[Verdict]
     return judge_looks(sweep, hypotheses, *sequential)
 
 
-def _side_cell(comparison: Comparison, runs, h: Hypothesis) -> str:
+def _side_cell(runs, h: Hypothesis) -> str:
     if h.metric == LEARNED:
-        k, n = sum(r.outcome == "learned" for r in runs), len(runs)
-        if not n:
-            return "no runs"
-        low, high = rate_interval(k, n)
-        return f"{k}/{n} [{low:.3f}, {high:.3f}]"
+        return learned_cell(runs) if runs else "no runs"
     values = metric_values(runs, h.metric, h.diverged_value)
     return interval_cell(values, metric_format(h.metric), metric_range(h.metric))
 
@@ -205,7 +201,7 @@ def verdict_lines(verdict: Verdict) -> list[str]:
     """A bullet: the verdict, the claim and its source, then the numbers behind it."""
     h, found = verdict.hypothesis, verdict.comparison
     sides = [
-        f"{name} = {value}: {_side_cell(found, runs, h)}"
+        f"{name} = {value}: {_side_cell(runs, h)}"
         for name, value, runs in (("A", h.values[0], found.a), ("B", h.values[1], found.b))
     ]
     held = ", ".join(f"{k}={v}" for k, v in h.fixed)
