@@ -21,6 +21,7 @@ from transformer_lab.console import quiet_library_notices
 from transformer_lab.job.checks import refuse
 from transformer_lab.job.context import RunContext
 from transformer_lab.job.run import record_failure, train
+from transformer_lab.job.threads import set_job_threads
 from transformer_lab.sweep import (
     naming,  # noqa: F401 (registers ${job_name:}, before Hydra composes)
     parallel,
@@ -41,6 +42,10 @@ def main(cfg: DictConfig) -> float:
     context = RunContext.from_hydra()
     if parallel.sweep_stopping(context.hydra):  # Ctrl-C: no job starts any more
         return STOPPED
+    if not parallel.runs_in_parallel(context.hydra):  # there, the launcher gives each its share
+        chosen = set_job_threads(cfg.threads)
+        if chosen:
+            log.info(chosen)
     try:
         metrics = train(cfg, context)
     except Interrupted as stop:  # last.ckpt and stopped.json saved; exit 130 or 143

@@ -13,7 +13,7 @@ def test_only_the_time_to_result_rows_run(tmp_path, one_thread):
         "train tokens/s, d16 post-norm: fused AdamW / for-loop AdamW (higher is better)",
         "train tokens/s: torch.compile / eager [unavailable: skipped by --quick (compiling "
         "takes minutes)]",
-        "main job seconds, start to exit: stop at the target / fixed 4,500 steps "
+        "main job seconds, start to exit: stop at the target / whole max_steps "
         "[unavailable: skipped by --quick (two main jobs take minutes)]",
     ]
     fused = json.loads((tmp_path / "rows.json").read_text())[0]

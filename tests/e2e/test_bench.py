@@ -23,7 +23,7 @@ COMPARISONS = (
     "torch.compile",
     "fused AdamW / for-loop AdamW",
     "joblib",
-    "start to exit: stop at the target / fixed 4,500 steps",
+    "start to exit: stop at the target / whole max_steps",
 )
 
 

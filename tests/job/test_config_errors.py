@@ -41,6 +41,8 @@ BAD_INPUTS = [
     (["model.label_smoothing=1.5"], ["model.label_smoothing=1.5: out of range", "[0, 1)"]),
     (["model.warmup_steps=-1"], ["model.warmup_steps=-1: out of range", "an integer >= 0"]),
     (["model.schedule=cosin"], ["model.schedule='cosin'", "linear_warmup, noam, cosine"]),
+    (["threads=two"], ["threads='two': not a thread count; allowed: auto, or an integer >= 1"]),
+    (["threads=0"], ["threads=0: not a thread count"]),
     (["data.task=rotate"], ["data.task='rotate': unknown", "reverse"]),
     (["ckpt_path=/nowhere/last.ckpt"], ["ckpt_path='/nowhere/last.ckpt' does not exist"]),
     (["ckpt_path=last"], ["ckpt_path=last", "no run of this experiment"]),

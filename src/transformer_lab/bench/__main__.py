@@ -13,7 +13,7 @@ before every clock reading.
 
 Two rows time the command line instead (skipped by ``--quick``: they take minutes): a
 sweep's wall time with the parallel launcher against the basic one, on the same jobs; and
-the main job stopping at its target against the same job trained its whole 4,500 steps.
+the main job stopping at its target against the same job trained its whole max_steps.
 ``--time-to-result`` runs only that last row and the two step options it goes with (fused
 AdamW, ``model.compile``), in one run.
 """
@@ -125,7 +125,7 @@ def run(plan: Plan) -> list[Row]:
 
 def time_to_result_rows(plan: Plan) -> list[Row]:
     """What the main job's time to its result is made of: the stop at its target against
-    its whole 4,500 steps, and a step's speed with AdamW fused and with ``model.compile``
+    its whole max_steps, and a step's speed with AdamW fused and with ``model.compile``
     (``--time-to-result`` runs these alone)."""
     main = plan.sizes[-1]
     calls, rounds = plan.calls[main.label], plan.rounds
@@ -139,7 +139,7 @@ def time_to_result_rows(plan: Plan) -> list[Row]:
         rows.append(time_to_result.main_job_time_to_result(plan.result_rounds))
     else:
         why = "skipped by --quick (two main jobs take minutes)"
-        name = "main job seconds, start to exit: stop at the target / fixed 4,500 steps"
+        name = "main job seconds, start to exit: stop at the target / whole max_steps"
         rows.append(unavailable(name, "s", why))
     return rows
 

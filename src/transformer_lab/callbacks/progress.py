@@ -3,7 +3,7 @@
 The lab's runs are bounded by ``trainer.max_steps`` and leave ``max_epochs`` at -1, so
 Lightning's training line, which counts an epoch's batches and names the epoch against
 ``max_epochs - 1``, reads ``Epoch 2/-2``. Here that line counts the optimizer steps of the
-whole run instead, ``step 1200/4500``, its bar, time left and speed over the run. Through
+whole run instead, ``step 1200/1500``, its bar, time left and speed over the run. Through
 Lightning's public hooks only: the columns (``configure_columns``) and the training hooks,
 which re-label the line Lightning made with rich's ``Progress.update``.
 """
@@ -17,7 +17,7 @@ from rich.text import Text
 
 class CountColumn(BatchesProcessedColumn):
     """Lightning's ``done/total`` column, empty on a line whose description holds its
-    count already (the training line, ``step 1200/4500``)."""
+    count already (the training line, ``step 1200/1500``)."""
 
     def render(self, task: Task) -> Text:
         return Text("") if task.fields.get("counted") else super().render(task)
@@ -66,7 +66,7 @@ class StepProgressBar(RichProgressBar):
             self.progress.update(self.train_progress_bar_id, description=description)
 
     def _description(self, trainer: L.Trainer) -> str:
-        """``step 1200/4500``, the step padded to a steady width."""
+        """``step 1200/1500``, the step padded to a steady width."""
         step, total = trainer.global_step, trainer.max_steps
         description = f"step {step:>{len(str(total))}}/{total}"
         return f"[{self.theme.description}]{description}" if self.theme.description else description

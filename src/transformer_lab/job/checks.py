@@ -38,6 +38,7 @@ from transformer_lab.config.validation import (
 )
 from transformer_lab.job.build import build_data_and_model, instantiate
 from transformer_lab.job.resume import resolve_checkpoint
+from transformer_lab.job.threads import AUTO
 from transformer_lab.runs.layout import TEST_WEIGHTS
 from transformer_lab.runs.outcome import OutcomeRule
 from transformer_lab.training.metric_names import check_optimized_metric
@@ -135,6 +136,13 @@ def _check_test_weights(cfg: DictConfig) -> None:
         )
 
 
+def _check_threads(threads) -> None:
+    """``threads``: auto, or a number of torch threads."""
+    counts = isinstance(threads, int) and not isinstance(threads, bool) and threads >= 1
+    if threads != AUTO and not counts:
+        raise InvalidSetting("threads", threads, "not a thread count", "auto, or an integer >= 1")
+
+
 def check_run_settings(cfg: DictConfig, hydra_cfg: DictConfig) -> None:
     """The settings that belong to the run rather than to a part it builds."""
     check_integer("seed", cfg.seed, min_seed_value, max_seed_value)  # seed_everything's range
@@ -144,6 +152,7 @@ def check_run_settings(cfg: DictConfig, hydra_cfg: DictConfig) -> None:
     if cfg.get("stop_at_seq_acc") is not None:  # null: no stop at a target
         check_number("stop_at_seq_acc", cfg.stop_at_seq_acc, above=0, maximum=1)
     _check_test_weights(cfg)
+    _check_threads(cfg.get("threads", AUTO))
     direction = hydra_cfg.sweeper.get("direction") if hydra_cfg.mode == RunMode.MULTIRUN else None
     try:  # an optimizing sweeper's direction (optuna's is an enum) must suit the metric
         check_optimized_metric(cfg.optimized_metric, getattr(direction, "name", direction))

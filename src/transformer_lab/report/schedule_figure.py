@@ -3,7 +3,7 @@
     python -m transformer_lab.report.schedule_figure docs/schedules.png
 
 Drawn from :func:`~transformer_lab.training.schedules.lr_multiplier`, the function every run
-steps through, at the main job's warmup (400) and length (4,500 steps), cosine at the
+steps through, at the main job's warmup (400) and length (1,500 steps), cosine at the
 main job's floor (0.1 of the peak).
 """
 
@@ -13,7 +13,7 @@ from pathlib import Path
 from transformer_lab.callbacks.plotting import new_figure, save_png
 from transformer_lab.training.schedules import SCHEDULES, lr_multiplier
 
-WARMUP, MAX_STEPS, MIN_LR_RATIO = 400, 4500, 0.1
+WARMUP, MAX_STEPS, MIN_LR_RATIO = 400, 1500, 0.1
 
 
 def schedule_figure(path: Path) -> Path:

@@ -1,9 +1,10 @@
 """How many jobs of a parallel sweep run at once, and how many torch threads each gets.
 
 Jobs side by side share the machine's cores; if each kept torch's default of one intra-op
-thread per core, n jobs would run n threads per core, which spin and wait for each other
-(README, *Threads*). So ``hydra/launcher=joblib`` runs one job per core on a CPU (one per
-GPU on GPUs) and each job gives torch ``cores // n_jobs`` threads, at least one.
+thread per core, n jobs would run n threads per core, which wait for each other
+(:mod:`transformer_lab.job.threads`). So ``hydra/launcher=joblib`` runs one job per core
+on a CPU (one per GPU on GPUs) and each job gives torch ``cores // n_jobs`` threads, at
+least one; a job's own ``threads`` setting is not applied there.
 """
 
 import joblib
