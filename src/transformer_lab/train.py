@@ -32,6 +32,12 @@ from transformer_lab.sweep.objective import STOPPED, objective, worst_value
 from transformer_lab.sweep.tune_extra import check_tuning_installed
 
 log = logging.getLogger(__name__)
+# Ctrl-C between jobs of a sweep, or while a run sets up or tests: no training step is
+# lost, so one line says so instead of Python's traceback
+OUTSIDE_FIT_INTERRUPT = (
+    "stopped by Ctrl-C outside training: every trained step is in its run's last.ckpt "
+    "(the same command continues a sweep)"
+)
 
 
 @hydra.main(version_base="1.3", config_path="pkg://transformer_lab.conf", config_name="train")
@@ -75,14 +81,19 @@ def cli() -> None:
     sweeper this install lacks is refused before Hydra composes it
     (:mod:`~transformer_lab.sweep.tune_extra`), and the notice that Hydra prints whenever it
     composes the joblib launcher's config is hidden
-    (:func:`~transformer_lab.sweep.parallel.ignore_schema_notice`)."""
+    (:func:`~transformer_lab.sweep.parallel.ignore_schema_notice`), and a Ctrl-C outside
+    training is one line and exit status 130."""
     parallel.ignore_schema_notice()
     try:
         check_tuning_installed(sys.argv[1:])
         check_command_line(sys.argv[1:])
     except ConfigError as error:
         refuse(error)
-    main()
+    try:
+        main()
+    except KeyboardInterrupt:  # outside fit, whose own handler saves last.ckpt and exits 130
+        print(OUTSIDE_FIT_INTERRUPT, file=sys.stderr, flush=True)
+        sys.exit(130)
 
 
 if __name__ == "__main__":
