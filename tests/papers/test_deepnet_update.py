@@ -1,6 +1,7 @@
-"""DeepNet's §3 picture on the lab's model: at 6+6 layers, lr 3e-3 without warmup, over 2
-seeds, DeepNorm's first update is smaller than post-norm's, and after 10 steps post-norm's
-decoder gradient has vanished in its lower layers where pre-norm's and DeepNorm's have not."""
+"""DeepNet's picture (§3, Figure 4; §4.2, Figure 5) on the lab's model: at 6+6 layers, lr
+3e-3 without warmup, over 2 seeds, DeepNorm's first update is smaller than post-norm's, and
+after 10 steps post-norm's decoder gradient has vanished in its lower layers where
+pre-norm's and DeepNorm's have not."""
 
 import pytest
 

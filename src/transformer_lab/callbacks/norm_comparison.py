@@ -1,9 +1,10 @@
 """Post- vs pre-norm (and every other placement) at initialisation, on twins of the run's model.
 
-Xiong et al. (2020, "On Layer Normalization in the Transformer Architecture") measured the
-gradient norm of each layer's weights at initialisation: post-norm gradients grow toward
-the output layers, pre-norm gradients stay roughly flat across depth (and shrink as the
-model gets deeper), which is why post-norm needs a learning-rate warmup. Liu et al. (2020,
+Xiong et al. (2020, "On Layer Normalization in the Transformer Architecture", §3.4,
+Figure 3) measured the gradient norm of each layer's weights at initialisation: post-norm
+gradients grow toward the output layers, pre-norm gradients stay roughly flat across depth
+(and shrink as the model gets deeper), which they hypothesise is "one of the reasons" that
+post-norm needs a learning-rate warmup. Liu et al. (2020,
 "Understanding the Difficulty of Training Transformers") measured how much the output moves
 under a small random change of the parameters: more for post-norm, more with depth.
 
@@ -22,8 +23,9 @@ a forked RNG and never touch the run's model: the run trains exactly as without 
 
 The gradient is the expected gradient over ``batches`` training batches (their gradients
 summed and divided by their number: the gradient of the mean loss), not one batch's: what
-Xiong et al.'s analysis bounds is an expectation over the data, and one batch's gradient
-carries that batch's noise, larger the smaller the batch.
+Xiong et al. plot (§3.4, Figure 3(a)/(b)) is the Frobenius norm of the gradient expected
+over mini-batches, and one batch's gradient carries that batch's noise, larger the smaller
+the batch.
 """
 
 import inspect

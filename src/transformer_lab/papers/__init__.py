@@ -7,8 +7,9 @@ a bundled experiment (a sweep of job folders and a report for what one process m
 in place). docs/papers.md quotes what each paper says; docs/results.md says where the
 lab's figure agrees.
 
-- ``xiong_fig3``: Xiong et al. (2020), Figure 3: the gradient norm of each layer's FFN W2
-  at initialisation, post- vs pre-norm, and the last layer's against depth.
-- ``deepnet_update``: Wang et al. (2022, DeepNet), §3's analysis figures: the size of the
-  model update over the first steps, and the decoder's gradient by layer after them.
+- ``xiong_fig3``: Xiong et al. (2020), §3.4, Figure 3: the gradient norm of each layer's
+  FFN W2 at initialisation, post- vs pre-norm, and the last layer's against depth.
+- ``deepnet_update``: Wang et al. (2022, DeepNet), §3, Figure 4 and §4.2, Figure 5: the
+  size of the model update over the first steps (by depth in Figure 5), and the decoder's
+  gradient by layer after them (Figure 4(d)).
 """

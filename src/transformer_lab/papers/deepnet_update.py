@@ -1,13 +1,15 @@
-"""DeepNet (Wang et al., 2022), §3's analysis: the model update over the first steps of
-training, and the decoder's gradient after them.
+"""DeepNet (Wang et al., 2022), §3, Figure 4 and §4.2, Figure 5: the model update over the
+first steps of training, and the decoder's gradient after them.
 
-Their account (§1, §3): Post-LN's instability starts with a very large model update at the
-beginning of training, after which the lower layers' gradients vanish (their inputs'
-norms grow, and a LayerNorm divides its gradient by its input's scale); DeepNorm, which
-up-weights the residual by ``alpha`` and initialises the branches smaller by ``beta``,
-bounds that update. The shape to compare with: post-norm's first updates are large and
-grow with depth, DeepNorm's are small; after them post-norm's decoder gradient is small in
-its lower layers.
+Their account (§3, Figure 4, 18L-18L on IWSLT-14): "Post-LN has an exploding update at the
+very beginning of training, and then nearly no update shortly"; the inputs to the
+LayerNorms grow, and a LayerNorm's gradient falls with its input's scale, hence "the
+gradient vanishing problem" (Figure 4(d), the gradient norm in all decoder layers; which
+layers it hits most is the figure's, not the text's). §4.2, Figure 5 (6L-6L to 100L-100L):
+Post-LN's update grows with depth, DeepNorm's (the residual up-weighted by ``alpha``, the
+branches initialised smaller by ``beta``) is "much smaller and more stable". The shape to
+compare with: post-norm's first updates are large and grow with depth, DeepNorm's are
+small; after them post-norm's decoder gradient is small.
 
 Here: for each depth, placement and seed, AdamW (the lab's betas) at a constant rate with
 no warmup trains the model on reverse; the model update at step t is the root mean square
@@ -114,8 +116,8 @@ def draw(result: dict, seeds: int, lr: float, path: Path) -> Path:
     )
     axes[2].legend(title="norm")
     figure.suptitle(
-        "DeepNet (Wang et al. 2022) §3, this lab. Paper's shape: post-norm's early update large, "
-        "then its lower decoder gradient small; DeepNorm's update small.\n"
+        "DeepNet (Wang et al. 2022) Fig. 4-5, this lab. Paper's shape: post-norm's early update "
+        "large, then its decoder gradient small; DeepNorm's update small.\n"
         f"AdamW lr {lr:g}, no warmup, reverse; geometric mean over {seeds} seeds, 95% band",
         fontsize=9,
     )

@@ -1,10 +1,15 @@
-"""Xiong et al. (2020), Figure 3: the gradient norm of each layer's FFN W2 at initialisation.
+"""Xiong et al. (2020), §3.4, Figure 3: the gradient norm of each layer's FFN W2 at init.
 
 Their claim (abstract): "for the original-designed Post-LN Transformer ... the expected
 gradients of the parameters near the output layer are large", while under Pre-LN "the
-gradients are well-behaved at initialization". The shape to compare with: post-norm's W2
-gradient grows toward the output layer, pre-norm's stays flat across layers; and as the
-model gets deeper, post-norm's last-layer gradient stays large while pre-norm's shrinks.
+gradients are well-behaved at initialization". Their figure (§3.4, ten seeds): 3(a)/(b),
+the Frobenius norm of each FFN matrix's gradient expected over mini-batches in a 6-6 model,
+"grows along with the layer index for the Post-LN Transformer" and "almost keeps the same"
+for Pre-LN; 3(c)/(d), the last FFN W2's gradient in 6-6 to 14-14 models, "remains" for
+Post-LN and "decreases" for Pre-LN (§3.3's Theorem 1). The shape to compare with:
+post-norm's W2 gradient grows toward the output layer, pre-norm's stays flat across
+layers; and as the model gets deeper, post-norm's last-layer gradient stays while
+pre-norm's shrinks.
 
 Here: for each depth and seed, the post- and pre-norm twins of one Xavier draw
 (:func:`~transformer_lab.callbacks.norm_comparison.measure_twins`, as the norm-comparison

@@ -1,12 +1,15 @@
 """The learning-rate window: at which learning rates (and warmups) each architecture trains.
 
-The classic post- vs pre-norm result (Xiong et al., 2020; Liu et al., 2020) is about a
-*range*: deep post-norm trains only inside a narrow window of learning rates, and only with
-warmup, while pre-norm trains across a wide one. One learning rate cannot show that, so
-for any sweep that varies ``model.lr`` the report draws, per configuration of the other
-varying keys (the norm placement first of all), a heatmap of learning rate x warmup, and
-tabulates each configuration's best learning rate, its window (the rates at which every
-run was stable) and each seed's largest stable rate, the window's edge with its spread.
+The post- vs pre-norm result is about a *range* more than one rate: Xiong et al. (2020,
+§3.2, Figure 2) find Post-LN's training "sensitive to" the warm-up length at a given
+maximum rate, and (§4.1) a larger rate for their Post-LN BERT "diverged", while Pre-LN
+trains without warm-up at the rates they try (§4.2); Liu et al. (2020, §1) call Post-LN
+"less robust" than Pre-LN. The window this module draws is the lab's reading of that, not
+a figure of either paper's. One learning rate cannot show it, so for any sweep that
+varies ``model.lr`` the report draws, per configuration of the other varying keys (the
+norm placement first of all), a heatmap of learning rate x warmup, and tabulates each
+configuration's best learning rate, its window (the rates at which every run was stable)
+and each seed's largest stable rate, the window's edge with its spread.
 A run is stable by accuracy (:func:`learned`), not by a loss cut, which a stalled run can
 pass.
 
