@@ -1,4 +1,4 @@
-"""experiment=norm_comparison sweeps what the README's table compares."""
+"""experiment=norm_comparison sweeps what docs/experiments.md's table says it compares."""
 
 from pathlib import Path
 

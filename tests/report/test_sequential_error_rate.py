@@ -1,8 +1,8 @@
 """The sequential sweeper's error rate, by simulation: thousands of sweeps in which nothing
 differs, run the way ``hydra/sweeper=sequential`` runs them (stages of 4, 8 and 16 seeds,
 seeds added only where a hypothesis is undecided), each judged at every look by the
-report's own code. The chance of any false ``supported`` must stay at or below the 5% the
-README states, although each sweep looks three times; judging every look at the full 5%
+report's own code. The chance of any false ``supported`` must stay at or below the 5% that
+docs/sweeps.md states, although each sweep looks three times; judging every look at the full 5%
 instead, the same simulation finds more."""
 
 import random

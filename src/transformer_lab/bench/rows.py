@@ -71,7 +71,7 @@ def write_json(rows: list[Row], path: Path) -> None:
 
 
 def write_markdown(rows: list[Row], path: Path) -> None:
-    """The table as Markdown, for the README."""
+    """The table as Markdown, for docs/performance.md."""
     lines = ["| benchmark (ours / peer) | ours | peer | unit | ratio |", "|---|--:|--:|--:|--:|"]
     for row in rows:
         cells = (row.name, _number(row.ours), _number(row.peer), row.unit, _ratio(row))

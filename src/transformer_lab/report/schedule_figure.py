@@ -1,4 +1,4 @@
-"""The learning-rate schedules side by side, the README's figure::
+"""The learning-rate schedules side by side, the figure in docs/configuration.md::
 
     python -m transformer_lab.report.schedule_figure docs/schedules.png
 

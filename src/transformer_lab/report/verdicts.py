@@ -5,7 +5,7 @@ under one error rate.
 The hypotheses are read from each job's ``.hydra/config.yaml``, Hydra's copy of the config
 the job ran with, rather than from the sweep's ``multirun.yaml``: a job's own config is
 what its numbers came from, and a folder may gather the jobs of several multiruns (two
-``hydra.sweep.dir=`` runs into one folder, as the README's tuned comparison does), where
+``hydra.sweep.dir=`` runs into one folder, as docs/sweeps.md's tuned comparison does), where
 ``multirun.yaml`` holds the last one's config only. Jobs that state one id with two rules
 are refused, as is a rule the sweep cannot evaluate, with the line the sweep's start gives.
 
