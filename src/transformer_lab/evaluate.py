@@ -31,7 +31,7 @@ from rich.table import Table
 
 from transformer_lab.config.entry_command import EvaluationError, configure, refuse, usage
 from transformer_lab.config.validation import InvalidSetting
-from transformer_lab.console import LIGHTNING_INFO, quiet_library_notices
+from transformer_lab.console import command_terminal
 from transformer_lab.data import SplitsDataModule
 from transformer_lab.model.decoding import beam_search, check_beam_search
 from transformer_lab.runs.checkpoint import find_checkpoint, load
@@ -222,10 +222,7 @@ def cli(argv: list[str] | None = None) -> None:
         return
     try:
         cfg = configure(argv, "evaluate", PATHS)
-        # the terminal: log lines on stdout ("wrote eval.json"), no notices nobody can act on
-        logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stdout)
-        logging.getLogger(LIGHTNING_INFO).setLevel(logging.WARNING)
-        quiet_library_notices()
+        command_terminal()
         evaluate(cfg)
     except EvaluationError as error:
         refuse(error)

@@ -12,8 +12,8 @@ from hydra.types import RunMode
 from omegaconf import OmegaConf, open_dict
 
 from transformer_lab.config.jobs import job_configs, split_config
+from transformer_lab.console import SCHEMA_NOTICE
 from transformer_lab.sweep.checks import ConfigCheck
-from transformer_lab.sweep.parallel import SCHEMA_NOTICE
 
 pytestmark = pytest.mark.filterwarnings(f"ignore:{SCHEMA_NOTICE}")
 

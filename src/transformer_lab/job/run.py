@@ -27,6 +27,7 @@ from transformer_lab.callbacks import (
 )
 from transformer_lab.callbacks.logger_kinds import finish_runs, log_run_config
 from transformer_lab.callbacks.scalar_layout import VAL_FIRST
+from transformer_lab.console import quiet_resume_warnings
 from transformer_lab.job.build import build
 from transformer_lab.job.checks import check_config
 from transformer_lab.job.context import RunContext
@@ -37,7 +38,6 @@ from transformer_lab.job.resume import (
     discard_start,
     learned_settings,
     own_last_checkpoint,
-    quiet_resume_warnings,
     record_stop,
     resolve_checkpoint,
 )
