@@ -1,4 +1,5 @@
-"""What the command-line entry points keep off the terminal.
+"""What the lab keeps off the terminal, in one place: every warning it ignores and every log
+level it changes, each with why.
 
 Notices reach the terminal that their reader cannot act on: Lightning's tip to install its
 cloud logger; torch 2.13's deprecation of the ``LeafSpec`` that Lightning 2.x still builds
@@ -13,11 +14,19 @@ source check before a batch moves, training/module.py) runs although a datamodul
 given, which is what the lab means it to do. Logged notices are dropped below the levels
 of :data:`QUIET_LOGGERS`, so neither terminal nor log file repeats them. Everything else
 Lightning says stays.
+
+The warnings are named in :data:`WARNINGS`; a process ignores some from then on
+(:func:`ignore`), a block of code others while it runs (:func:`unheard`).
 """
 
+import importlib
 import logging
 import os
+import sys
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 
 import torch
 
@@ -29,12 +38,90 @@ QUIET_LOGGERS = {
 }
 KINETO_SILENT = "6"  # Kineto's levels run VERBOSE 0 .. USDT 5
 
+# conf/hydra/launcher/joblib.yaml shares its name with the plugin's structured config, which
+# makes Hydra warn, each time it composes a config with that launcher, that it validates one
+# against the other; ours names its own _target_, and the check passes.
+SCHEMA_NOTICE = r"\s*'hydra/launcher/joblib' is validated against"
+
+# Lightning's warning on resuming a checkpoint written while a ModelCheckpoint(save_last=True)
+# kept last.ckpt: that callback's state, the path of last.ckpt, is nothing LastCheckpoint needs
+_OLD_LAST_CHECKPOINT_STATE = (
+    r"Be aware that when using `ckpt_path`, callbacks used to create the checkpoint need to "
+    r"be provided during `Trainer` instantiation\. Please add the following callbacks: "
+    r"\[\"ModelCheckpoint\{'monitor': None, 'mode': 'min', 'every_n_train_steps': \d+, "
+    r"'every_n_epochs': 0, 'train_time_interval': None\}\"\]\.$"
+)
+
+
+@dataclass(frozen=True)
+class Notice:
+    """A warning by the start of its message (a regex) and its class, by its dotted path
+    (imported only when ignored: this module is imported by every command)."""
+
+    message: str = ""
+    category: str = "builtins.Warning"
+
+
+WARNINGS = {
+    # torch 2.13 deprecates the LeafSpec that Lightning 2.x still builds for every batch
+    "leaf_spec": Notice(r"`isinstance\(treespec, LeafSpec\)` is deprecated"),
+    # the module's on_before_batch_transfer (the source check) runs beside a datamodule on purpose
+    "batch_transfer": Notice("You have overridden `on_before_batch_transfer` in `LightningModule`"),
+    # a resumed run continues in its own folder on purpose
+    "resumed_folder": Notice(r"Checkpoint directory .* exists and is not empty"),
+    # "your dataloader is not resumable": the training sampler skips the batches the
+    # checkpoint's epoch already trained on (data/datamodule.py), so a resumed run sees exactly
+    # the batches an uninterrupted one would (tested)
+    "resumed_dataloader": Notice(r".*ended before the epoch ended and your dataloader"),
+    # a checkpoint written before last.ckpt had its own callback (callbacks/last_checkpoint.py)
+    "old_last_checkpoint": Notice(_OLD_LAST_CHECKPOINT_STATE),
+    # Hydra composes with the launcher's config in the process the user started (before any
+    # code of the lab runs but its imports: train.cli ignores it first) and in each joblib
+    # worker as soon as its job arrives (sweep/parallel.py's ParallelJobs, when unpickled)
+    "launcher_schema": Notice(SCHEMA_NOTICE),
+    # statsmodels' solve_power warns on its way to the root; the answer lies between
+    # MIN_RUNS and MAX_SEEDS, checked before it searches (report/statistics.py)
+    "power_search": Notice(category="statsmodels.tools.sm_exceptions.ConvergenceWarning"),
+    # scipy's t test on nearly equal values; no spread at all is told apart before
+    # (report/statistics.py: _no_spread)
+    "t_test_precision": Notice("Precision loss occurred", "builtins.RuntimeWarning"),
+    # Optuna's experimental features the lab uses on purpose: its plots, fail_stale_trials
+    "optuna_experimental": Notice(category="optuna.exceptions.ExperimentalWarning"),
+    # nn.Transformer says that its nested-tensor fast path is off for pre-norm (bench's peer)
+    "nested_tensor": Notice("enable_nested_tensor is True"),
+    # every warning: a benchmark's output is its timings
+    "all": Notice(),
+}
+
+
+def ignore(*names: str) -> None:
+    """The warnings ``names`` (of :data:`WARNINGS`) ignored in this process from now on."""
+    for name in names:
+        warning = WARNINGS[name]
+        module, _, cls = warning.category.rpartition(".")
+        category = getattr(importlib.import_module(module), cls)
+        warnings.filterwarnings("ignore", message=warning.message, category=category)
+
+
+@contextmanager
+def unheard(*names: str, loggers: dict[str, int] | None = None) -> Iterator[None]:
+    """While the block runs: the warnings ``names`` ignored, and each logger of ``loggers``
+    (name -> level) at its level, its own restored after."""
+    levels = {name: logging.getLogger(name).level for name in loggers or {}}
+    for name, level in (loggers or {}).items():
+        logging.getLogger(name).setLevel(level)
+    try:
+        with warnings.catch_warnings():
+            ignore(*names)
+            yield
+    finally:
+        for name, level in levels.items():
+            logging.getLogger(name).setLevel(level)
+
 
 def quiet_library_notices() -> None:
-    warnings.filterwarnings("ignore", message=r"`isinstance\(treespec, LeafSpec\)` is deprecated")
-    warnings.filterwarnings(
-        "ignore", message="You have overridden `on_before_batch_transfer` in `LightningModule`"
-    )
+    """The library notices every entry point keeps off the terminal (above)."""
+    ignore("leaf_spec", "batch_transfer")
     os.environ.setdefault("KINETO_LOG_LEVEL", KINETO_SILENT)  # read when the profiler starts
     torch._logging.set_logs(dynamo=logging.ERROR)  # torch's documented switch for its logs
     for name, level in QUIET_LOGGERS.items():
@@ -42,3 +129,17 @@ def quiet_library_notices() -> None:
     logging.getLogger(LIGHTNING_INFO).addFilter(
         lambda record: "litlogger" not in record.getMessage()
     )
+
+
+def quiet_resume_warnings() -> None:
+    """The three warnings Lightning gives a resumed run, all wrong here (:data:`WARNINGS`)."""
+    ignore("resumed_folder", "resumed_dataloader", "old_last_checkpoint")
+
+
+def command_terminal() -> None:
+    """The terminal of a command Hydra does not log for (evaluate): log lines on stdout
+    ("wrote eval.json"), Lightning's info lines (the devices it found) off, and the notices
+    nobody can act on."""
+    logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stdout)
+    logging.getLogger(LIGHTNING_INFO).setLevel(logging.WARNING)
+    quiet_library_notices()

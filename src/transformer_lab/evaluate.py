@@ -15,37 +15,29 @@ checkpoint is older than the end of its run, as ``best.ckpt`` may be) and sample
 generations, and writes ``eval.json`` (by default into the run folder).
 
 The settings are ``conf/evaluate.yaml``, composed by Hydra, but without ``@hydra.main``:
-an evaluation has no run folder of its own, and its two paths are taken as typed (see
-:func:`configure`).
+an evaluation has no run folder of its own, and its paths are taken as typed
+(:mod:`transformer_lab.config.entry_command`, shared with ``generate``).
 """
 
 import json
 import logging
 import sys
-from importlib.resources import files
 from pathlib import Path
 
 import lightning as L
-from hydra import compose, initialize_config_module
-from hydra.errors import OverrideParseException
 from omegaconf import DictConfig, OmegaConf
 from rich.console import Console
 from rich.table import Table
 
-from transformer_lab.config.command_line import nearest_first
-from transformer_lab.config.validation import InvalidSetting, one_line
-from transformer_lab.console import LIGHTNING_INFO, quiet_library_notices
-from transformer_lab.data import DATAMODULES, SplitsDataModule, SyntheticDataModule
+from transformer_lab.config.entry_command import EvaluationError, configure, refuse, usage
+from transformer_lab.config.validation import InvalidSetting
+from transformer_lab.console import command_terminal
+from transformer_lab.data import SplitsDataModule
 from transformer_lab.model.decoding import beam_search, check_beam_search
-from transformer_lab.runs.layout import (
-    TEST_WEIGHTS,
-    recorded_metrics,
-    run_folder_of,
-    tested_checkpoint,
-)
+from transformer_lab.runs.checkpoint import find_checkpoint, load
+from transformer_lab.runs.layout import recorded_metrics, run_folder_of
 from transformer_lab.runs.order import natural_key
-from transformer_lab.training import checkpoint_io, text_metrics
-from transformer_lab.training.checkpoint_io import UnusableCheckpoint
+from transformer_lab.training import text_metrics
 from transformer_lab.training.module import Seq2SeqLitModule
 
 log = logging.getLogger(__name__)
@@ -56,85 +48,6 @@ PATHS = (
     "data.train_path",
     "data.val_path",
 )  # settings that are paths, taken as typed
-
-
-class EvaluationError(ValueError):
-    """What was asked cannot be evaluated: a missing or foreign checkpoint, a bad setting."""
-
-
-def find_checkpoint(path: str | Path, test_weights: str = "last") -> Path:
-    """``path`` if it is a file, or the run folder ``path``'s ``checkpoints/last.ckpt`` or
-    ``best.ckpt`` by ``test_weights``."""
-    if test_weights not in TEST_WEIGHTS:
-        raise EvaluationError(
-            f"test_weights={test_weights!r}: unknown; allowed: {', '.join(TEST_WEIGHTS)}"
-        )
-    path = Path(path)
-    if path.is_dir():
-        path = tested_checkpoint(path, test_weights)
-    if not path.is_file():
-        raise EvaluationError(
-            f"ckpt_path: {path} does not exist; give a checkpoint file or a run folder "
-            f"that holds checkpoints/{test_weights}.ckpt"
-        )
-    return path
-
-
-def read_checkpoint(path: Path) -> dict:
-    """The checkpoint's contents, or an EvaluationError naming the file and why it is none."""
-    try:
-        return checkpoint_io.read_checkpoint(path)
-    except UnusableCheckpoint as error:
-        raise EvaluationError(f"{path} is {error}") from error
-
-
-def datamodule_class(checkpoint: dict) -> type[SplitsDataModule]:
-    """The datamodule class the checkpoint's run used: the one whose saved state it holds
-    (:meth:`.SplitsDataModule.state_dict`), or the synthetic tasks' (a checkpoint written
-    before the project had other data saved none)."""
-    for name, cls in DATAMODULES.items():
-        if name in checkpoint:
-            return cls
-    return SyntheticDataModule
-
-
-def load(path: Path) -> tuple[Seq2SeqLitModule, SplitsDataModule, int | None]:
-    """The run's module (with the checkpoint's weights), its datamodule, and the global step
-    the checkpoint was saved at.
-
-    Lightning passes a class only the saved settings its constructor takes and drops the
-    rest; a setting this version does not know would change what is evaluated unseen, so
-    it is an error here. A setting added since the checkpoint was written takes the value
-    that builds what it was trained as (``ADDED_SETTINGS``). A datamodule that reads files
-    (``data=pairs``) reads them when its splits are first needed, not here: generating from
-    a checkpoint needs none of them.
-    """
-    checkpoint = read_checkpoint(path)
-    kwargs = {"map_location": "cpu", "weights_only": True}
-    saved = checkpoint["hyper_parameters"]
-    older = {k: v for k, v in Seq2SeqLitModule.ADDED_SETTINGS.items() if k not in saved}
-    try:
-        module = Seq2SeqLitModule.load_from_checkpoint(path, **kwargs, **older)
-        datamodule = datamodule_class(checkpoint).load_from_checkpoint(path, **kwargs)
-    except InvalidSetting as error:
-        raise EvaluationError(str(error.within("data"))) from None
-    except (TypeError, ValueError, RuntimeError) as error:
-        raise EvaluationError(
-            f"{path} does not fit this version of transformer_lab: {one_line(error)}"
-        ) from None
-    built = {"hyper_parameters": module, "datamodule_hyper_parameters": datamodule}
-    unknown = [
-        f"{part}.{key}"
-        for part, obj in built.items()
-        for key in checkpoint[part]
-        if key not in obj.hparams
-    ]
-    if unknown:
-        raise EvaluationError(
-            f"{path} does not fit this version of transformer_lab: it has settings this "
-            f"version does not take: {', '.join(unknown)}"
-        )
-    return module, datamodule, checkpoint.get("global_step")
 
 
 def with_test_splits(
@@ -300,79 +213,19 @@ def evaluate(cfg: DictConfig) -> dict:
     return results
 
 
-def configure(argv: list[str], config: str = "evaluate", path_settings=PATHS) -> DictConfig:
-    """``conf/<config>.yaml`` with the command line's ``<setting>=<value>`` arguments.
-
-    The settings ``path_settings`` (``ckpt_path``, ``output``, ...) are paths, set as typed: a
-    sweep's run folders are named by their overrides (``model.norm=pre,seed=1``), whose ``=``
-    and ``,`` Hydra's override parser would read as syntax. The other values go through that
-    parser (``null``, numbers, quoting). Only the file's settings can be set: Hydra would add
-    an unknown key (``+key``) that nothing reads, so a misspelt setting would be ignored.
-    ``tlab-generate`` reads its settings the same way (``config="generate"``).
-    """
-    with initialize_config_module("transformer_lab.conf", version_base="1.3"):
-        names = setting_names(OmegaConf.to_container(compose(config)))
-        paths, overrides = {}, []
-        for arg in argv:
-            name, sep, value = arg.partition("=")
-            if name not in names:
-                nearest = ", ".join(nearest_first(name, names))
-                raise EvaluationError(f"{name} is not a setting; allowed: {nearest}")
-            if not sep:
-                raise EvaluationError(f"{name} needs a value: {name}=<value>")
-            if name in path_settings:
-                paths[name] = value
-            else:
-                overrides.append(arg)
-        try:
-            cfg = compose(config, overrides=overrides)
-        except OverrideParseException as error:
-            raise EvaluationError(f"{error.override}: {one_line(error)}") from None
-    for name, value in paths.items():
-        OmegaConf.update(cfg, name, value)
-    return cfg
-
-
-def setting_names(config: dict, prefix: str = "") -> list[str]:
-    """Every setting of ``config``, dotted: ``beam_size``, ``data.test_size``, ..."""
-    return [
-        name
-        for key, value in config.items()
-        for name in (
-            setting_names(value, f"{prefix}{key}.")
-            if isinstance(value, dict)
-            else [f"{prefix}{key}"]
-        )
-    ]
-
-
-def usage() -> str:
-    """The usage line and the settings, as ``conf/evaluate.yaml`` documents them."""
-    settings = files("transformer_lab.conf").joinpath("evaluate.yaml").read_text()
-    return (
-        "usage: python -m transformer_lab.evaluate (or tlab-eval) "
-        "ckpt_path=<checkpoint or run folder> [<setting>=<value> ...]\n\n"
-        f"settings (conf/evaluate.yaml):\n\n{settings}"
-    )
-
-
 def cli(argv: list[str] | None = None) -> None:
     """``tlab-eval`` and ``python -m transformer_lab.evaluate``: what cannot be evaluated is
     one ``error:`` line and exit status 2."""
     argv = sys.argv[1:] if argv is None else argv
     if {"-h", "--help"} & set(argv):
-        print(usage(), end="")
+        print(usage("evaluate", "tlab-eval"), end="")
         return
     try:
-        cfg = configure(argv)
-        # the terminal: log lines on stdout ("wrote eval.json"), no notices nobody can act on
-        logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stdout)
-        logging.getLogger(LIGHTNING_INFO).setLevel(logging.WARNING)
-        quiet_library_notices()
+        cfg = configure(argv, "evaluate", PATHS)
+        command_terminal()
         evaluate(cfg)
     except EvaluationError as error:
-        print(f"error: {error}", file=sys.stderr)
-        sys.exit(2)
+        refuse(error)
 
 
 if __name__ == "__main__":

@@ -20,12 +20,12 @@ line's number (and as ``unseen`` in JSON lines): never silently. The settings ar
 import json
 import sys
 from dataclasses import dataclass, field
-from importlib.resources import files
 from pathlib import Path
 
 import torch
 from omegaconf import DictConfig, OmegaConf
 
+from transformer_lab.config.entry_command import EvaluationError, configure, refuse, usage
 from transformer_lab.config.validation import (
     InvalidSetting,
     check_choice,
@@ -35,9 +35,9 @@ from transformer_lab.config.validation import (
 from transformer_lab.console import quiet_library_notices
 from transformer_lab.data.codec import Codec
 from transformer_lab.data.examples import padded
-from transformer_lab.evaluate import EvaluationError, configure, find_checkpoint, load
 from transformer_lab.model.decoding import beam_search, check_beam_search, greedy, sample
 from transformer_lab.model.scoring import sequence_log_probs
+from transformer_lab.runs.checkpoint import find_checkpoint, load
 from transformer_lab.tokens import EOS
 
 DECODINGS = ("greedy", "beam", "sample")
@@ -176,30 +176,20 @@ def record(line: Line) -> dict:
     }
 
 
-def usage() -> str:
-    settings = files("transformer_lab.conf").joinpath("generate.yaml").read_text()
-    return (
-        "usage: python -m transformer_lab.generate (or tlab-generate) "
-        "ckpt_path=<checkpoint or run folder> [<setting>=<value> ...] < inputs\n\n"
-        f"settings (conf/generate.yaml):\n\n{settings}"
-    )
-
-
 def cli(argv: list[str] | None = None) -> None:
     """``tlab-generate`` and ``python -m transformer_lab.generate``: a setting that cannot
     decode is one ``error:`` line and exit status 2; so is each line that cannot be read,
     after the others are printed."""
     argv = sys.argv[1:] if argv is None else argv
     if {"-h", "--help"} & set(argv):
-        print(usage(), end="")
+        print(usage("generate", "tlab-generate", " < inputs"), end="")
         return
     try:
         cfg = configure(argv, "generate", PATHS)
         quiet_library_notices()
         lines = generate(cfg)
     except EvaluationError as error:
-        print(f"error: {error}", file=sys.stderr)
-        sys.exit(2)
+        refuse(error)
     for line in lines:
         if line.error:
             print(f"error: line {line.number}: {line.error}", file=sys.stderr)

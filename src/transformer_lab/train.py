@@ -17,7 +17,7 @@ from omegaconf import DictConfig
 from transformer_lab.callbacks import Interrupted
 from transformer_lab.config.command_line import check_command_line
 from transformer_lab.config.validation import ConfigError
-from transformer_lab.console import quiet_library_notices
+from transformer_lab.console import ignore, quiet_library_notices
 from transformer_lab.job.checks import refuse
 from transformer_lab.job.context import RunContext
 from transformer_lab.job.run import record_failure, train
@@ -81,9 +81,9 @@ def cli() -> None:
     sweeper this install lacks is refused before Hydra composes it
     (:mod:`~transformer_lab.sweep.tune_extra`), and the notice that Hydra prints whenever it
     composes the joblib launcher's config is hidden
-    (:func:`~transformer_lab.sweep.parallel.ignore_schema_notice`), and a Ctrl-C outside
-    training is one line and exit status 130."""
-    parallel.ignore_schema_notice()
+    (:data:`~transformer_lab.console.WARNINGS`), and a Ctrl-C outside training is one line
+    and exit status 130."""
+    ignore("launcher_schema")
     try:
         check_tuning_installed(sys.argv[1:])
         check_command_line(sys.argv[1:])

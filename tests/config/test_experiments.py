@@ -13,10 +13,10 @@ from hydra.types import RunMode
 from omegaconf import OmegaConf
 
 from transformer_lab.config.jobs import job_configs, job_overrides
+from transformer_lab.console import SCHEMA_NOTICE
 from transformer_lab.sweep import naming, search_space, threads  # noqa: F401 (resolvers)
 from transformer_lab.sweep.checks import ConfigCheck
 from transformer_lab.sweep.hypotheses import parse_hypotheses
-from transformer_lab.sweep.parallel import SCHEMA_NOTICE
 
 pytestmark = [
     pytest.mark.slow,

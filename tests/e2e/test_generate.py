@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from transformer_lab.evaluate import load
 from transformer_lab.generate import cli
 from transformer_lab.model.decoding import beam_search, sample
+from transformer_lab.runs.checkpoint import load
 
 CHECKPOINT = (
     Path(__file__).resolve().parents[1] / "fixtures" / "checkpoint_before_stage_folders.ckpt"

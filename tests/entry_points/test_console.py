@@ -1,9 +1,15 @@
-"""The library notices every entry point keeps off the terminal."""
+"""The library notices every entry point keeps off the terminal, and the warnings the lab
+names (console.WARNINGS): each ignored only where it is unheard."""
 
+import importlib
 import logging
 import os
+import re
+import warnings
 
-from transformer_lab.console import quiet_library_notices
+import pytest
+
+from transformer_lab.console import WARNINGS, quiet_library_notices, unheard
 
 
 def test_font_reader_dynamo_and_profiler_notices_are_silenced(monkeypatch):
@@ -15,3 +21,27 @@ def test_font_reader_dynamo_and_profiler_notices_are_silenced(monkeypatch):
     assert logging.getLogger("torch._dynamo").isEnabledFor(logging.ERROR)
     assert logging.getLogger("transformer_lab").level == logging.NOTSET  # ours untouched
     assert os.environ["KINETO_LOG_LEVEL"] == "6"
+
+
+@pytest.mark.parametrize("name", sorted(WARNINGS))
+def test_every_named_warning_is_ignored_while_unheard_and_heard_after(name):
+    notice = WARNINGS[name]
+    module, _, cls = notice.category.rpartition(".")
+    category = getattr(importlib.import_module(module), cls)
+    pattern = notice.message.removeprefix(r"\s*").removesuffix("$")  # a message it matches:
+    message = re.sub(r"\\(.)", r"\1", pattern.replace(r"\d+", "1").replace(".*", "x"))
+    with warnings.catch_warnings(record=True) as shown:
+        warnings.simplefilter("always")
+        with unheard(name):
+            warnings.warn(message, category, stacklevel=1)
+        warnings.warn(message, category, stacklevel=1)
+    assert [str(w.message) for w in shown] == [message], name
+
+
+def test_a_logger_held_down_while_unheard_gets_its_own_level_back():
+    logger = logging.getLogger("lightning.pytorch")
+    logger.setLevel(logging.DEBUG)
+    with unheard(loggers={"lightning.pytorch": logging.WARNING}):
+        assert not logger.isEnabledFor(logging.INFO)
+    assert logger.level == logging.DEBUG
+    logger.setLevel(logging.NOTSET)

@@ -13,10 +13,10 @@ from hydra.types import RunMode
 from omegaconf import read_write
 
 from transformer_lab.config.validation import ConfigError
+from transformer_lab.console import SCHEMA_NOTICE
 from transformer_lab.job import build, run
 from transformer_lab.job.build import build_data_and_model
 from transformer_lab.job.checks import check_config, check_launcher
-from transformer_lab.sweep.parallel import SCHEMA_NOTICE
 
 pytestmark = pytest.mark.filterwarnings(f"ignore:{SCHEMA_NOTICE}")
 

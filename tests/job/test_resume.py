@@ -8,6 +8,7 @@ import json
 import pytest
 import torch
 
+from transformer_lab.job import resume
 from transformer_lab.job.resume import RunFinished, check_unfinished
 from transformer_lab.job.run import train
 from transformer_lab.sweep.objective import objective
@@ -45,6 +46,19 @@ def test_a_finished_run_given_as_ckpt_path_returns_what_it_recorded_and_trains_n
     assert objective("val/seq_acc", returned) == recorded["val/seq_acc"]
     assert not (tmp_path / "again").exists()
     assert files_of(run) == before
+
+
+@pytest.mark.slow
+def test_the_checkpoint_ckpt_path_names_is_read_once(compose_train, tmp_path, monkeypatch):
+    """The job's check reads it (a file a run of the lab wrote) and hands it on to the
+    resume: one read of a file that may be large."""
+    train(compose_train(TINY))
+    last = tmp_path / "run" / "checkpoints" / "last.ckpt"
+    (tmp_path / "run" / ".hydra").mkdir()
+    reads, read = [], resume.read_checkpoint
+    monkeypatch.setattr(resume, "read_checkpoint", lambda path: reads.append(path) or read(path))
+    train(compose_train([*TINY, f"ckpt_path={last}"], run="again"))  # finished: trains nothing
+    assert reads == [last]
 
 
 def record(run, **metrics):

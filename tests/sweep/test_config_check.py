@@ -12,8 +12,8 @@ from hydra.types import RunMode
 from omegaconf import OmegaConf, open_dict
 
 from transformer_lab.config.jobs import job_configs, split_config
+from transformer_lab.console import SCHEMA_NOTICE
 from transformer_lab.sweep.checks import ConfigCheck
-from transformer_lab.sweep.parallel import SCHEMA_NOTICE
 
 pytestmark = pytest.mark.filterwarnings(f"ignore:{SCHEMA_NOTICE}")
 
@@ -90,18 +90,29 @@ def test_an_optimizing_sweep_checks_its_own_config_and_direction(loader, capsys)
 
 @pytest.mark.slow
 def test_the_expanded_jobs_are_the_configs_the_launcher_composes(loader):
-    """Composed once per combination of groups, values applied after: the same configs,
-    in the same order, as ``load_sweep_config`` composes for each job."""
+    """Hydra composes the first job of each combination of groups and shared values, its
+    siblings differing in swept values only: the same configs, in the same order, as
+    ``load_sweep_config`` composes for each job; a swept value beside an override of the
+    node around it (``++model={...}``) is left to Hydra's order."""
     values = ["model.lr=1e-3", "~callbacks.samples", "+trainer.benchmark=true"]
-    sweep = ["experiment=smoke", "model/norm=pre,post", "data=copy,sort", "seed=0,1", *values]
+    swept = ["seed=0,1", "model.dropout=0.0,0.2", "++model={dropout: 0.5},{dropout: 0.1}"]
+    sweep = ["experiment=smoke", "model/norm=pre,post", "data=copy,sort", *swept, *values]
     config = composed(loader, sweep, multirun=True)
     jobs = list(job_configs(config))
-    expected = list(itertools.product(["pre", "post"], ["copy", "sort"], ["0", "1"]))
-    assert len(jobs) == len(expected) == 8
-    for (name, task, hydra_cfg), (norm, data, seed) in zip(jobs, expected, strict=True):
-        assert name == f"model/norm={norm},data={data},seed={seed}"
-        job = ["experiment=smoke", f"model/norm={norm}", f"data={data}", f"seed={seed}", *values]
-        launched, launched_hydra = split_config(loader.load_sweep_config(config, job))
+    models = ["{dropout:0.5}", "{dropout:0.1}"]  # as Hydra writes them back
+    axes = [["pre", "post"], ["copy", "sort"], ["0", "1"], ["0.0", "0.2"], models]
+    expected = list(itertools.product(*axes))
+    assert len(jobs) == len(expected) == 32
+    for (name, task, hydra_cfg), (norm, data, seed, dropout, model) in zip(
+        jobs, expected, strict=True
+    ):
+        job = [f"model/norm={norm}", f"data={data}", f"seed={seed}"]
+        job += [f"model.dropout={dropout}", f"++model={model}"]
+        assert name == ",".join(job)
+        launched, launched_hydra = split_config(
+            loader.load_sweep_config(config, ["experiment=smoke", *job, *values])
+        )
         assert OmegaConf.to_container(task) == OmegaConf.to_container(launched), name
         assert hydra_cfg.mode == launched_hydra.mode == RunMode.MULTIRUN
         assert "samples" not in task.callbacks and task.trainer.benchmark is True
+        assert task.seed == int(seed) and task.model.dropout == float(model[-4:-1])

@@ -4,8 +4,8 @@ the command line: tests/e2e/test_experiments_sweep_refused.py)."""
 
 import pytest
 
+from transformer_lab.console import SCHEMA_NOTICE
 from transformer_lab.sweep.checks import ConfigCheck
-from transformer_lab.sweep.parallel import SCHEMA_NOTICE
 
 from .conftest import refusal
 

@@ -5,9 +5,9 @@ experiment's hypotheses pass."""
 import pytest
 
 from transformer_lab.config.validation import InvalidSetting
+from transformer_lab.console import SCHEMA_NOTICE
 from transformer_lab.sweep.checks import ConfigCheck
 from transformer_lab.sweep.hypotheses import check_against_sweep, parse_hypotheses
-from transformer_lab.sweep.parallel import SCHEMA_NOTICE
 
 from ..conftest import CONF_DIR
 from .conftest import refusal

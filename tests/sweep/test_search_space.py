@@ -12,7 +12,7 @@ from hydra_plugins.hydra_optuna_sweeper._impl import (
 )
 from optuna.distributions import CategoricalDistribution
 
-from transformer_lab.sweep.parallel import SCHEMA_NOTICE
+from transformer_lab.console import SCHEMA_NOTICE
 from transformer_lab.sweep.search_space import largest, search_space
 
 pytestmark = pytest.mark.filterwarnings(f"ignore:{SCHEMA_NOTICE}")

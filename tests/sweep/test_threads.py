@@ -6,8 +6,9 @@ from hydra.types import RunMode
 from omegaconf import read_write
 
 from transformer_lab.config.validation import ConfigError
+from transformer_lab.console import SCHEMA_NOTICE
 from transformer_lab.job.checks import check_launcher
-from transformer_lab.sweep.parallel import SCHEMA_NOTICE, Worker, runs_in_parallel
+from transformer_lab.sweep.parallel import Worker, runs_in_parallel
 from transformer_lab.sweep.threads import cores, sweep_n_jobs, threads_per_job
 
 pytestmark = pytest.mark.filterwarnings(f"ignore:{SCHEMA_NOTICE}")

@@ -13,8 +13,6 @@ import logging
 import statistics
 import tempfile
 import time
-import warnings
-from contextlib import contextmanager
 
 import hydra
 import lightning as L
@@ -24,6 +22,7 @@ from transformer_lab.bench import progress
 from transformer_lab.bench.rows import Row
 from transformer_lab.bench.timing import synchronize
 from transformer_lab.bench.workloads import loss
+from transformer_lab.console import unheard
 from transformer_lab.job.build import build_data_and_model
 
 
@@ -34,20 +33,6 @@ def main_job(overrides: list[str]):
     datamodule, module = build_data_and_model(cfg)
     datamodule.setup("fit")
     return datamodule, module, cfg
-
-
-@contextmanager
-def _quiet():
-    """Keep Lightning's banners and hints out of the benchmark's output."""
-    logger = logging.getLogger("lightning.pytorch")
-    level = logger.level
-    logger.setLevel(logging.WARNING)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            yield
-    finally:
-        logger.setLevel(level)
 
 
 class StepClock(L.Callback):
@@ -64,7 +49,7 @@ class StepClock(L.Callback):
 def lightning_steps(module, datamodule, cfg, steps: int, log_dir: str, device: str) -> list[float]:
     clock = StepClock()
     accelerator = "gpu" if torch.device(device).type == "cuda" else "cpu"
-    with _quiet():
+    with unheard("all", loggers={"lightning.pytorch": logging.WARNING}):  # no banners, hints
         trainer = L.Trainer(
             accelerator=accelerator,
             devices=1,

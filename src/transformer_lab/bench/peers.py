@@ -12,11 +12,11 @@ the project's one conversion point.
 """
 
 import math
-import warnings
 
 import torch
 from torch import nn
 
+from transformer_lab.console import unheard
 from transformer_lab.model import masks
 from transformer_lab.model.positional import sinusoid_table
 
@@ -43,8 +43,7 @@ class TorchTransformerPeer(nn.Module):
         self.tgt_embed = nn.Embedding(tgt_vocab_size, d_model)
         self.register_buffer("table", sinusoid_table(max_len, d_model), persistent=False)
         self.embed_dropout = nn.Dropout(dropout)
-        with warnings.catch_warnings():  # that its nested-tensor fast path is off for pre-norm
-            warnings.filterwarnings("ignore", "enable_nested_tensor is True")
+        with unheard("nested_tensor"):
             self.transformer = nn.Transformer(
                 d_model,
                 num_heads,

@@ -8,12 +8,13 @@ replacing an earlier one in its place, their cross product in order), through Hy
 override parser, so that every job can be checked before the first one makes a folder.
 Another sweeper (optuna) draws its jobs as it goes: only the sweep's own config is known.
 
-Composing costs about 0.1 s a job, too much to repeat 40 times at the start of a sweep,
-and most jobs of a sweep differ in values only (``seed=0,1,2``). So a job is composed once
-per combination of config groups it picks (``model/norm=pre``), and its value overrides
-(``seed=1``, ``~callbacks.samples``) are applied to a copy the way Hydra applies them,
-after the groups (:func:`apply_value_overrides`): the same config ``load_sweep_config``
-makes (tested).
+Composing a job through ``load_sweep_config`` costs too much to repeat for every job at
+the start of a sweep, and most jobs of a sweep differ only in the values of swept keys
+(``seed=0,1,2``). So Hydra composes the first job of each combination of the other
+overrides (config groups, deletions, additions, values every job shares), and its siblings
+are copies of it with their swept values set as Hydra sets a changed value
+(``OmegaConf.update`` of the parsed value; :func:`set_on_copy` says when that holds). The
+configs are those ``load_sweep_config`` makes (tested).
 """
 
 import copy
@@ -23,15 +24,13 @@ from collections.abc import Iterator
 from hydra.core.global_hydra import GlobalHydra
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.core.override_parser.types import Override
-from hydra.errors import ConfigCompositionException, HydraException
+from hydra.errors import HydraException
 from omegaconf import DictConfig, OmegaConf, open_dict
-from omegaconf.errors import ConfigAttributeError, ConfigKeyError
 
-# the _target_ of Hydra's hydra/sweeper=basic, the plain -m
-BASIC_SWEEPER = "hydra._internal.core_plugins.basic_sweeper.BasicSweeper"
 # hydra/sweeper=sequential: the basic sweeper's grid, run in stages of seeds
 SEQUENTIAL_SWEEPER = "hydra_plugins.transformer_lab_sequential.sequential_sweeper.SequentialSweeper"
-GRID_SWEEPERS = (BASIC_SWEEPER, SEQUENTIAL_SWEEPER)
+# the hydra/sweeper options that run a grid: basic (the plain -m) and sequential
+GRID_SWEEPERS = ("basic", "sequential")
 
 
 def split_config(config: DictConfig) -> tuple[DictConfig, DictConfig]:
@@ -58,33 +57,6 @@ def expand_sweep(overrides: list[Override]) -> list[list[str]]:
     return [list(job) for job in itertools.product(*values.values())]
 
 
-def apply_value_overrides(overrides: list[Override], config: DictConfig) -> None:
-    """Apply value overrides (no config group) to ``config`` in place, by their kind as
-    Hydra's config loader does: ``~key`` deletes (``~key=value`` only if it holds that
-    value), ``+key=value`` adds a new key, ``++key=value`` adds or changes, ``key=value``
-    changes an existing key. A ConfigCompositionException where Hydra raises one."""
-    for override in overrides:
-        key, value, line = override.key_or_group, override.value(), override.input_line
-        if override.package is not None:
-            raise ConfigCompositionException(f"{line}: no config group '{key}'")
-        current = OmegaConf.select(config, key, throw_on_missing=False)
-        if override.is_delete():
-            if current is None or (value is not None and value != current):
-                raise ConfigCompositionException(f"Could not delete from config: {line}")
-            parent, _, leaf = key.rpartition(".")
-            with open_dict(config):
-                del (OmegaConf.select(config, parent) if parent else config)[leaf]
-        elif override.is_add() and current is not None and not isinstance(value, dict | list):
-            raise ConfigCompositionException(f"Could not append to config: {line} is set")
-        elif override.is_add() or override.is_force_add():
-            OmegaConf.update(config, key, value, merge=True, force_add=True)
-        else:
-            try:
-                OmegaConf.update(config, key, value, merge=True)
-            except (ConfigAttributeError, ConfigKeyError) as error:
-                raise ConfigCompositionException(f"Could not override '{key}'") from error
-
-
 def _sweep_overrides(config: DictConfig, parser: OverridesParser) -> list[Override]:
     """The sweep's overrides, parsed: its ``hydra.sweeper.params`` and the command line's;
     a sequential sweep's the seeds of its first stage too, the jobs it starts with."""
@@ -96,22 +68,50 @@ def _sweep_overrides(config: DictConfig, parser: OverridesParser) -> list[Overri
     return parser.parse_overrides([*params, *config.hydra.overrides.task])  # BasicSweeper's join
 
 
+def is_grid(config: DictConfig) -> bool:
+    """Whether the sweep runs a grid known before it starts (hydra/sweeper=basic or
+    sequential), by the option Hydra records as chosen."""
+    return config.hydra.runtime.choices.get("hydra/sweeper") in GRID_SWEEPERS
+
+
 def job_overrides(config: DictConfig) -> list[list[str]] | None:
     """Each job's overrides as the basic sweeper expands them, the swept values and those
     every job shares (``["experiment=smoke", "model/norm=pre", "seed=1"]``), in launch order
     (a sequential sweep's first stage); None for another sweeper, which draws its jobs as
     it goes."""
-    if config.hydra.sweeper._target_ not in GRID_SWEEPERS:
+    if not is_grid(config):
         return None
     parser = OverridesParser.create(config_loader=GlobalHydra.instance().config_loader())
     return expand_sweep(_sweep_overrides(config, parser))
+
+
+def set_on_copy(override: Override, job: list[Override], swept: set[str], groups: set[str]) -> bool:
+    """Whether ``override`` (of ``job``) can be set on a copy of a sibling's config: a swept
+    change of a key's value (not a config group, no ``~``, ``+`` or ``++``) to a plain value
+    (a dict or list would merge), and no other override of the job names a key in or
+    around it, so the order Hydra applies them in cannot matter."""
+    key = override.key_or_group
+    apart = all(
+        not (
+            f"{o.key_or_group}.".startswith(f"{key}.") or f"{key}.".startswith(f"{o.key_or_group}.")
+        )
+        for o in job
+        if o is not override
+    )
+    return (
+        override.get_key_element() in swept
+        and not (override.is_delete() or override.is_add() or override.is_force_add())
+        and not isinstance(override.value(), dict | list)
+        and key not in groups
+        and apart
+    )
 
 
 def job_configs(config: DictConfig) -> Iterator[tuple[str | None, DictConfig, DictConfig]]:
     """``(name, config, hydra node)`` of each job of the basic sweeper, the job named by
     its swept overrides (``model.lr=abc,seed=1``); for another sweeper, the sweep's own
     config only, named None."""
-    if config.hydra.sweeper._target_ not in GRID_SWEEPERS:
+    if not is_grid(config):
         yield None, *split_config(config)
         return
     loader = GlobalHydra.instance().config_loader()
@@ -119,13 +119,15 @@ def job_configs(config: DictConfig) -> Iterator[tuple[str | None, DictConfig, Di
     overrides = _sweep_overrides(config, parser)
     swept = {o.get_key_element() for o in overrides if o.is_sweep_override()}
     groups = {o.key_or_group for o in overrides if loader.get_group_options(o.key_or_group)}
-    composed: dict[tuple[str, ...], tuple[DictConfig, DictConfig]] = {}
+    composed: dict[tuple[str, ...], tuple[DictConfig, DictConfig]] = {}  # by the other overrides
     for job in expand_sweep(overrides):
         parsed = parser.parse_overrides(job)
-        key = tuple(o.input_line for o in parsed if o.key_or_group in groups)
-        if key not in composed:
-            composed[key] = split_config(loader.load_sweep_config(config, list(key)))
-        task, hydra = composed[key]
+        values = [o for o in parsed if set_on_copy(o, parsed, swept, groups)]
+        others = tuple(o.input_line for o in parsed if o not in values)
+        if others not in composed:
+            composed[others] = split_config(loader.load_sweep_config(config, job))
+        task, hydra = composed[others]
         task = copy.deepcopy(task)
-        apply_value_overrides([o for o in parsed if o.key_or_group not in groups], task)
+        for override in values:  # an untyped (YAML) key takes any plain value
+            OmegaConf.update(task, override.key_or_group, override.value(), merge=True)
         yield ",".join(o for o in job if o.split("=", 1)[0] in swept), task, hydra

@@ -21,6 +21,7 @@ import importlib.util
 import os
 import sys
 import traceback
+from pathlib import Path
 from typing import NoReturn
 
 import torch
@@ -143,8 +144,9 @@ def _check_threads(threads) -> None:
         raise InvalidSetting("threads", threads, "not a thread count", "auto, or an integer >= 1")
 
 
-def check_run_settings(cfg: DictConfig, hydra_cfg: DictConfig) -> None:
-    """The settings that belong to the run rather than to a part it builds."""
+def check_run_settings(cfg: DictConfig, hydra_cfg: DictConfig) -> Path | None:
+    """The settings that belong to the run rather than to a part it builds; the checkpoint
+    ``ckpt_path`` names (None: none)."""
     check_integer("seed", cfg.seed, min_seed_value, max_seed_value)  # seed_everything's range
     _check_trainer(cfg.trainer)
     _check_accelerator(cfg.trainer)
@@ -164,13 +166,14 @@ def check_run_settings(cfg: DictConfig, hydra_cfg: DictConfig) -> None:
     averaging = OmegaConf.select(cfg, "callbacks.averaging")
     if averaging is not None:  # its settings need no run folder, unlike the other callbacks'
         instantiate("callbacks.averaging", averaging)
-    resolve_checkpoint(cfg)  # CheckpointNotFound, a ConfigError, names ckpt_path
+    return resolve_checkpoint(cfg)  # CheckpointNotFound, a ConfigError, names ckpt_path
 
 
-def check_config(cfg: DictConfig, hydra_cfg: DictConfig) -> None:
+def check_config(cfg: DictConfig, hydra_cfg: DictConfig) -> Path | None:
     """The job's config ``cfg`` (without its ``hydra`` node, which is ``hydra_cfg``) can
-    start a run, or a ConfigError names the first setting that cannot."""
-    check_run_settings(cfg, hydra_cfg)
+    start a run, or a ConfigError names the first setting that cannot; the checkpoint
+    ``ckpt_path`` names (None: none), read once here for the run to resume from."""
+    checkpoint = check_run_settings(cfg, hydra_cfg)
     with torch.device("meta"):  # what the constructors check, without the weights
         datamodule, _ = build_data_and_model(cfg)
     if cfg.optimized_metric.endswith(TEXT_METRICS) and not datamodule.reports_text:
@@ -180,6 +183,7 @@ def check_config(cfg: DictConfig, hydra_cfg: DictConfig) -> None:
             "BLEU and chrF score reference texts, which only data=pairs has",
             "<val|test|test_long>/<loss|ppl|token_acc|seq_acc> or val/seq_acc_best",
         )
+    return checkpoint
 
 
 def refuse(error: ConfigError, job: str | None = None) -> NoReturn:

@@ -22,7 +22,6 @@ import re
 import shlex
 import shutil
 import signal
-import warnings
 from pathlib import Path
 
 import hydra
@@ -209,31 +208,6 @@ def discard_start(started_in: Path, run: Path) -> None:
         logging.getLogger().removeHandler(handler)
         handler.close()
     _remove_if_only(started_in, {".hydra", *(Path(h.baseFilename).name for h in handlers)})
-
-
-# Lightning's warning on resuming a checkpoint written while a ModelCheckpoint(save_last=True)
-# kept last.ckpt: that callback's state, the path of last.ckpt, is nothing LastCheckpoint needs
-_OLD_LAST_CHECKPOINT_STATE = (
-    r"Be aware that when using `ckpt_path`, callbacks used to create the checkpoint need to "
-    r"be provided during `Trainer` instantiation\. Please add the following callbacks: "
-    r"\[\"ModelCheckpoint\{'monitor': None, 'mode': 'min', 'every_n_train_steps': \d+, "
-    r"'every_n_epochs': 0, 'train_time_interval': None\}\"\]\.$"
-)
-
-
-def quiet_resume_warnings() -> None:
-    """Three warnings Lightning gives resumed runs, all wrong here.
-
-    "Checkpoint directory ... exists and is not empty": a resumed run continues in its own
-    folder on purpose. "... your dataloader is not resumable": the training sampler skips
-    the batches the checkpoint's epoch already trained on (``data/datamodule.py``), so the
-    resumed run sees exactly the batches an uninterrupted one would (tested). "Please add
-    the following callbacks: ["ModelCheckpoint{'monitor': None, ...}"]", for a checkpoint
-    written before ``last.ckpt`` had its own callback (``callbacks/last_checkpoint.py``).
-    """
-    warnings.filterwarnings("ignore", message=r"Checkpoint directory .* exists and is not empty")
-    warnings.filterwarnings("ignore", message=r".*ended before the epoch ended and your dataloader")
-    warnings.filterwarnings("ignore", message=_OLD_LAST_CHECKPOINT_STATE)
 
 
 def resume_command(checkpoint: Path, context: RunContext) -> str:

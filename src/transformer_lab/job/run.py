@@ -1,5 +1,6 @@
-"""One job around a fit, in its five steps: settings, resume point, run folder, the fit and
-its final metrics, the record.
+"""One job around a fit, in its stages in order (:func:`train`): check the settings (which
+reads the checkpoint ``ckpt_path`` names, once), resolve what it resumes, build (the run
+folder opened), fit, test and record.
 
 The job leaves in its run folder: ``.hydra/`` (the config as given, Hydra's),
 ``config_resolved.yaml``, ``environment.json``, TensorBoard events (with an HPARAMS entry
@@ -12,6 +13,7 @@ import json
 import logging
 import time
 import traceback
+from pathlib import Path
 
 import lightning as L
 import torch
@@ -27,6 +29,7 @@ from transformer_lab.callbacks import (
 )
 from transformer_lab.callbacks.logger_kinds import finish_runs, log_run_config
 from transformer_lab.callbacks.scalar_layout import VAL_FIRST
+from transformer_lab.console import quiet_resume_warnings
 from transformer_lab.job.build import build
 from transformer_lab.job.checks import check_config
 from transformer_lab.job.context import RunContext
@@ -37,9 +40,7 @@ from transformer_lab.job.resume import (
     discard_start,
     learned_settings,
     own_last_checkpoint,
-    quiet_resume_warnings,
     record_stop,
-    resolve_checkpoint,
 )
 from transformer_lab.runs import environment
 from transformer_lab.runs.hparams import (
@@ -79,13 +80,15 @@ def summarize(module, datamodule, metrics: dict[str, float], n_samples: int) -> 
     console.print(samples)
 
 
-def resume_point(cfg: DictConfig, context: RunContext) -> tuple[str | None, RunContext]:
+def resume_point(
+    cfg: DictConfig, context: RunContext, named: Path | None
+) -> tuple[Path | None, RunContext]:
     """The checkpoint to resume from (None: a fresh start) and the job's context, writing
-    into the resumed run's folder, so its TensorBoard curves go on in one place.
-    Without ``ckpt_path``, a job started again in its own folder (a requeued SLURM job)
-    goes on from that folder's ``last.ckpt``. RunFinished if that run has ended and the
-    config asks for no more steps."""
-    checkpoint = resolve_checkpoint(cfg) or own_last_checkpoint(context.started_in)
+    into the resumed run's folder, so its TensorBoard curves go on in one place: the one
+    ``ckpt_path`` named (``named``, resolved by the checks); without one, a job started
+    again in its own folder (a requeued SLURM job) goes on from that folder's
+    ``last.ckpt``. RunFinished if that run has ended and the config asks for no more steps."""
+    checkpoint = named or own_last_checkpoint(context.started_in)
     resumed_run = checkpoint and run_folder_of(checkpoint)
     if not resumed_run:
         return checkpoint, context
@@ -190,21 +193,32 @@ def train(cfg: DictConfig, context: RunContext | None = None) -> dict[str, float
     the job Hydra runs in this process, unless given."""
     context = context or RunContext.from_hydra()
     started = environment.collect(context.orig_argv)
-    check_config(cfg, context.hydra)
+    named = check_config(cfg, context.hydra)  # the checkpoint ckpt_path names, read once
     try:
-        checkpoint, context = resume_point(cfg, context)
+        checkpoint, context = resume_point(cfg, context, named)
     except RunFinished as finished:  # nothing to train: what the run recorded is the result
         print(finished, flush=True)
         discard_start(context.started_in, finished.run)
         return finished.metrics
     cfg = context.job_config(cfg)
+    datamodule, module, trainer = build_run(cfg, checkpoint, context, started)
+    train_seconds = fit(trainer, module, datamodule, checkpoint, context)
+    return score_and_record(cfg, trainer, module, datamodule, context, train_seconds)
+
+
+def build_run(cfg: DictConfig, checkpoint: Path | None, context: RunContext, started: dict):
+    """The seeded datamodule, module and trainer, and the run folder opened (rank zero)."""
     L.seed_everything(cfg.seed, workers=True)
     datamodule, module, trainer = build(cfg, learned_settings(cfg, checkpoint))
     if trainer.is_global_zero:
         open_run_folder(cfg, trainer, context, started)
         for path in datamodule.save_tokenizers(context.output_dir):
             log.info("tokenizer: %s", path.resolve())
+    return datamodule, module, trainer
 
+
+def fit(trainer, module, datamodule, checkpoint: Path | None, context: RunContext) -> float:
+    """The fit, from ``checkpoint`` if any; its seconds. A stop on a signal is recorded."""
     start = time.perf_counter()
     try:
         trainer.fit(module, datamodule=datamodule, ckpt_path=checkpoint, weights_only=True)
@@ -212,7 +226,14 @@ def train(cfg: DictConfig, context: RunContext | None = None) -> dict[str, float
         if trainer.is_global_zero:
             record_stop(stop, context)
         raise
-    train_seconds = time.perf_counter() - start
+    return time.perf_counter() - start
+
+
+def score_and_record(
+    cfg: DictConfig, trainer, module, datamodule, context: RunContext, train_seconds: float
+) -> dict[str, float]:
+    """The final metrics (the test of the last or the best weights); rank zero records
+    them (metrics.json, HPARAMS) and prints them with sample generations."""
     diverged_at = diverged_at_step(trainer)
     tested = best_checkpoint(trainer) if cfg.test_weights == "best" else None
     metrics = final_metrics(trainer, module, datamodule, diverged_at, tested)

@@ -81,13 +81,30 @@ def render(
 ) -> tuple[str, list[tuple[str, str]]]:
     """``report.md`` of ``sweep`` (with the ``verdicts`` on its hypotheses) and its figures
     ``[(caption, file)]``, which it writes into the sweep folder on the way."""
+    lines = [*_summary(sweep, verdicts), *_final_metrics(sweep, target), *_stability(sweep)]
+    lines += comparisons_section(sweep)
+    lines += _length_generalization(sweep)
+    lr_window, heatmaps = _lr_window(sweep, target)
+    lines += [*lr_window, *_left_out(sweep), *provenance_section(sweep)]
+    figures, figure_lines = _figures(sweep)
+    lines += [*figure_lines, *_output_change(sweep)]
+    return "\n".join(lines) + "\n", heatmaps + figures
+
+
+def _summary(sweep: Sweep, verdicts: Sequence[Verdict]) -> list[str]:
+    """The title, what the sweep ran and varied, and the verdicts on its hypotheses."""
     keys = ", ".join(f"`{k}`" for k in sweep.config_keys) or "nothing (one configuration)"
-    lines = [
+    return [
         f"# Sweep report: {sweep.path.name}",
         "",
         f"{len(sweep.runs)} jobs, {len(sweep.finished)} finished; configurations differ by "
         f"{keys}; {_replicates(sweep)}.",
         *hypotheses_section(verdicts),
+    ]
+
+
+def _final_metrics(sweep: Sweep, target: float) -> list[str]:
+    return [
         "",
         "## Final metrics",
         "",
@@ -101,75 +118,105 @@ def render(
         "",
         configuration_table(sweep, target),
     ]
+
+
+def _stability(sweep: Sweep) -> list[str]:
     stability = stability_table(sweep)
-    if stability:
-        spikes = "callbacks.training_stability"
-        lines += [
-            "",
-            "## Training stability",
-            "",
-            "Over every finished run, diverged ones too: `train/clip_fraction`, the fraction "
-            "of steps whose gradient norm before clipping exceeded `trainer.gradient_clip_val` "
-            f"({_settings(sweep, 'trainer.gradient_clip_val')}; 0 with clipping off), so a "
-            "run that would diverge but stalls under the clip shows here; "
-            "`train/grad_norm_max`, the largest gradient norm before clipping; "
-            "`train/loss_spikes`, how many times the training loss rose above "
-            f"{_settings(sweep, f'{spikes}.spike_factor')} times the median of the "
-            f"{_settings(sweep, f'{spikes}.spike_window')} steps before it (`{spikes}`). "
-            "Cells as above.",
-            "",
-            stability,
-        ]
-    lines += comparisons_section(sweep)
+    if not stability:
+        return []
+    spikes = "callbacks.training_stability"
+    return [
+        "",
+        "## Training stability",
+        "",
+        "Over every finished run, diverged ones too: `train/clip_fraction`, the fraction "
+        "of steps whose gradient norm before clipping exceeded `trainer.gradient_clip_val` "
+        f"({_settings(sweep, 'trainer.gradient_clip_val')}; 0 with clipping off), so a "
+        "run that would diverge but stalls under the clip shows here; "
+        "`train/grad_norm_max`, the largest gradient norm before clipping; "
+        "`train/loss_spikes`, how many times the training loss rose above "
+        f"{_settings(sweep, f'{spikes}.spike_factor')} times the median of the "
+        f"{_settings(sweep, f'{spikes}.spike_window')} steps before it (`{spikes}`). "
+        "Cells as above.",
+        "",
+        stability,
+    ]
+
+
+def _length_generalization(sweep: Sweep) -> list[str]:
     lengths = length_table(sweep)
-    if lengths:
-        lines += [
-            "",
-            "## Length generalization",
-            "",
-            "Mean exact match (greedy) at each `test_long` length, all past the "
-            "longest training source; the accuracy-vs-length figure below draws "
-            "these with the in-range lengths.",
-            "",
-            lengths,
-        ]
+    if not lengths:
+        return []
+    return [
+        "",
+        "## Length generalization",
+        "",
+        "Mean exact match (greedy) at each `test_long` length, all past the "
+        "longest training source; the accuracy-vs-length figure below draws "
+        "these with the in-range lengths.",
+        "",
+        lengths,
+    ]
+
+
+def _lr_window(sweep: Sweep, target: float) -> tuple[list[str], list[tuple[str, str]]]:
+    """The best learning rate per configuration and its heatmaps (written on the way),
+    where the sweep varies ``model.lr``; their lines and ``[(caption, file)]``."""
     best_lrs = best_lr_table(sweep, target)
-    heatmaps = lr_heatmaps(sweep, sweep.path, target) if best_lrs else []
-    if best_lrs:
-        lines += [
-            "",
-            "## Learning-rate window",
-            "",
-            "Best learning rate per configuration: the highest mean final `val/seq_acc` "
-            "over its runs, a diverged run counting as 0.",
-            "",
-            best_lrs,
-        ]
-        for caption, file in heatmaps:
-            lines += ["", f"{caption}:", "", f"![{caption}]({file})"]
+    if not best_lrs:
+        return [], []
+    heatmaps = lr_heatmaps(sweep, sweep.path, target)
+    lines = [
+        "",
+        "## Learning-rate window",
+        "",
+        "Best learning rate per configuration: the highest mean final `val/seq_acc` "
+        "over its runs, a diverged run counting as 0.",
+        "",
+        best_lrs,
+    ]
+    return lines + _images(heatmaps), heatmaps
+
+
+def _left_out(sweep: Sweep) -> list[str]:
+    """The jobs the tables above leave out: not finished, or pruned by the study."""
+    lines = []
     if sweep.unfinished:
         lines += ["", "## Not finished", "", *_unfinished_lines(sweep)]
     if sweep.pruned:
         lines += ["", "## Pruned", "", "Trials the study's pruner stopped early, left out above:"]
         lines += ["", *(f"- `{run.name}`: {run.metrics['stop_reason']}" for run in sweep.pruned)]
-    lines += provenance_section(sweep)
+    return lines
+
+
+def _figures(sweep: Sweep) -> tuple[list[tuple[str, str]], list[str]]:
+    """Every figure of :data:`FIGURES`, written into the sweep folder, and its lines."""
     figures = [figure for make in FIGURES for figure in make(sweep, sweep.path)]
-    lines += ["", "## Figures"]
-    for caption, file in figures:
-        lines += ["", f"{caption}:", "", f"![{caption}]({file})"]
+    return figures, ["", "## Figures", *_images(figures)]
+
+
+def _images(figures: list[tuple[str, str]]) -> list[str]:
+    return [
+        line
+        for caption, file in figures
+        for line in ("", f"{caption}:", "", f"![{caption}]({file})")
+    ]
+
+
+def _output_change(sweep: Sweep) -> list[str]:
     changes = output_change_table(sweep.architectures())
-    if changes:
-        lines += [
-            "",
-            "## Output change under weight noise at initialisation",
-            "",
-            "Mean squared change of the logits when every weight matrix gets noise "
-            "of its std times the configured perturbation (Liu et al., 2020), "
-            "per norm placement of the twins:",
-            "",
-            changes,
-        ]
-    return "\n".join(lines) + "\n", heatmaps + figures
+    if not changes:
+        return []
+    return [
+        "",
+        "## Output change under weight noise at initialisation",
+        "",
+        "Mean squared change of the logits when every weight matrix gets noise "
+        "of its std times the configured perturbation (Liu et al., 2020), "
+        "per norm placement of the twins:",
+        "",
+        changes,
+    ]
 
 
 def _settings(sweep: Sweep, key: str) -> str:

@@ -26,13 +26,13 @@ one-sided p-values, the seeds that would detect it, and steps to a target as cen
 
 import math
 import statistics
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from scipy import stats
 from statsmodels.stats.power import TTestIndPower, TTestPower
-from statsmodels.tools.sm_exceptions import ConvergenceWarning
+
+from transformer_lab.console import unheard
 
 CONFIDENCE = 0.95
 POWER = 0.8
@@ -89,8 +89,7 @@ def seeds_for_power(effect: float, alpha: float, paired: bool, two_sided: bool =
         return MIN_RUNS
     if power(MAX_SEEDS) < POWER:
         return MAX_SEEDS + 1
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
+    with unheard("power_search"):
         n = analysis.solve_power(size, None, alpha, POWER, alternative=alternative)
     return math.ceil(n)
 
@@ -134,8 +133,7 @@ def _no_spread(spread: float, values: Sequence[float]) -> bool:
 def _t_test(test) -> tuple[float, float, float, float]:
     """``(low, high, p_greater, p_less)`` of a scipy t test ``test(alternative)``, without
     scipy's warning about nearly equal values."""
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", "Precision loss occurred", RuntimeWarning)
+    with unheard("t_test_precision"):
         interval = test("two-sided").confidence_interval(CONFIDENCE)
         p_greater, p_less = test("greater").pvalue, test("less").pvalue
     return float(interval.low), float(interval.high), float(p_greater), float(p_less)

@@ -18,7 +18,6 @@ package keep their own.
 
 import importlib.util
 import logging
-import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -29,6 +28,7 @@ from matplotlib import pyplot
 from matplotlib.figure import Figure
 
 from transformer_lab.callbacks.plotting import new_figure, save_png
+from transformer_lab.console import unheard
 from transformer_lab.report.sweep import Sweep
 from transformer_lab.sweep.study import load_study
 
@@ -40,8 +40,7 @@ COMPLETE = optuna.trial.TrialState.COMPLETE
 @contextmanager
 def _optuna_figure() -> Iterator[None]:
     """Optuna's pyplot figures, style and experimental-feature warnings kept in here."""
-    with matplotlib.rc_context(), warnings.catch_warnings():
-        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+    with matplotlib.rc_context(), unheard("optuna_experimental"):
         yield
 
 

@@ -24,7 +24,6 @@ import os
 import signal
 import sys
 import time
-import warnings
 from pathlib import Path
 
 from filelock import FileLock, Timeout
@@ -33,25 +32,11 @@ from hydra.types import RunMode
 from omegaconf import DictConfig
 
 from transformer_lab.callbacks.interrupt import hold_signals
+from transformer_lab.console import ignore
 from transformer_lab.runs.reader import read_run
 from transformer_lab.sweep.threads import gpus, pin_threads, uses_gpus
 
-# conf/hydra/launcher/joblib.yaml shares its name with the plugin's structured config, which
-# makes Hydra warn, each time it composes a config with that launcher, that it validates one
-# against the other; ours names its own _target_, and the check passes.
-SCHEMA_NOTICE = r"\s*'hydra/launcher/joblib' is validated against"
-
 STOP_FILE = ".stopping"  # in the sweep folder, from the first Ctrl-C: start no more jobs
-
-
-def ignore_schema_notice() -> None:
-    """Hide :data:`SCHEMA_NOTICE` in this process. Hydra composes with the launcher's config
-    in two kinds of process: the one the user started (the sweep's config, and each job's
-    for the config check), before any code of the lab runs but its imports, so the entry
-    point calls this first (:func:`transformer_lab.train.cli`); and each joblib worker,
-    which composes its job's config as soon as the job arrives, before any callback hook
-    runs, so :class:`ParallelJobs` calls this when Hydra unpickles it there."""
-    warnings.filterwarnings("ignore", message=SCHEMA_NOTICE)
 
 
 def runs_in_parallel(hydra: DictConfig) -> bool:
@@ -172,7 +157,7 @@ class ParallelJobs(Callback):
         """Unpickled in a worker with the job it comes with, before the worker composes
         that job's config. (Python calls this only for a non-empty state: ``__init__``
         sees to that.)"""
-        ignore_schema_notice()
+        ignore("launcher_schema")
         self.__dict__.update(state)
 
     def on_multirun_start(self, config: DictConfig, **kwargs) -> None:

@@ -22,7 +22,6 @@ goes on, and the worker launches no further batch.
 
 import logging
 import threading
-import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
@@ -34,6 +33,7 @@ from hydra_plugins.hydra_optuna_sweeper._impl import (
 )
 from omegaconf import OmegaConf
 
+from transformer_lab.console import unheard
 from transformer_lab.runs.study_record import TRIAL_KEY
 from transformer_lab.sweep.parallel import sweep_stopping
 
@@ -45,8 +45,7 @@ COUNTED = (State.COMPLETE, State.PRUNED, State.RUNNING)  # a failed trial runs a
 
 def fail_stale_trials(study: optuna.Study) -> None:
     """Optuna's, without its experimental-feature warning."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+    with unheard("optuna_experimental"):
         optuna.storages.fail_stale_trials(study)
 
 

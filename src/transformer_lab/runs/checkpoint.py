@@ -1,0 +1,87 @@
+"""A run's checkpoint for the commands that read one (evaluate, generate): found in its run
+folder, and rebuilt into the run's module and datamodule from the checkpoint alone."""
+
+from pathlib import Path
+
+from transformer_lab.config.entry_command import EvaluationError
+from transformer_lab.config.validation import InvalidSetting, one_line
+from transformer_lab.data import DATAMODULES, SplitsDataModule, SyntheticDataModule
+from transformer_lab.runs.layout import TEST_WEIGHTS, tested_checkpoint
+from transformer_lab.training import checkpoint_io
+from transformer_lab.training.checkpoint_io import UnusableCheckpoint
+from transformer_lab.training.module import Seq2SeqLitModule
+
+
+def find_checkpoint(path: str | Path, test_weights: str = "last") -> Path:
+    """``path`` if it is a file, or the run folder ``path``'s ``checkpoints/last.ckpt`` or
+    ``best.ckpt`` by ``test_weights``."""
+    if test_weights not in TEST_WEIGHTS:
+        raise EvaluationError(
+            f"test_weights={test_weights!r}: unknown; allowed: {', '.join(TEST_WEIGHTS)}"
+        )
+    path = Path(path)
+    if path.is_dir():
+        path = tested_checkpoint(path, test_weights)
+    if not path.is_file():
+        raise EvaluationError(
+            f"ckpt_path: {path} does not exist; give a checkpoint file or a run folder "
+            f"that holds checkpoints/{test_weights}.ckpt"
+        )
+    return path
+
+
+def read_checkpoint(path: Path) -> dict:
+    """The checkpoint's contents, or an EvaluationError naming the file and why it is none."""
+    try:
+        return checkpoint_io.read_checkpoint(path)
+    except UnusableCheckpoint as error:
+        raise EvaluationError(f"{path} is {error}") from error
+
+
+def datamodule_class(checkpoint: dict) -> type[SplitsDataModule]:
+    """The datamodule class the checkpoint's run used: the one whose saved state it holds
+    (:meth:`.SplitsDataModule.state_dict`), or the synthetic tasks' (a checkpoint written
+    before the project had other data saved none)."""
+    for name, cls in DATAMODULES.items():
+        if name in checkpoint:
+            return cls
+    return SyntheticDataModule
+
+
+def load(path: Path) -> tuple[Seq2SeqLitModule, SplitsDataModule, int | None]:
+    """The run's module (with the checkpoint's weights), its datamodule, and the global step
+    the checkpoint was saved at.
+
+    Lightning passes a class only the saved settings its constructor takes and drops the
+    rest; a setting this version does not know would change what is evaluated unseen, so
+    it is an error here. A setting added since the checkpoint was written takes the value
+    that builds what it was trained as (``ADDED_SETTINGS``). A datamodule that reads files
+    (``data=pairs``) reads them when its splits are first needed, not here: generating from
+    a checkpoint needs none of them.
+    """
+    checkpoint = read_checkpoint(path)
+    kwargs = {"map_location": "cpu", "weights_only": True}
+    saved = checkpoint["hyper_parameters"]
+    older = {k: v for k, v in Seq2SeqLitModule.ADDED_SETTINGS.items() if k not in saved}
+    try:
+        module = Seq2SeqLitModule.load_from_checkpoint(path, **kwargs, **older)
+        datamodule = datamodule_class(checkpoint).load_from_checkpoint(path, **kwargs)
+    except InvalidSetting as error:
+        raise EvaluationError(str(error.within("data"))) from None
+    except (TypeError, ValueError, RuntimeError) as error:
+        raise EvaluationError(
+            f"{path} does not fit this version of transformer_lab: {one_line(error)}"
+        ) from None
+    built = {"hyper_parameters": module, "datamodule_hyper_parameters": datamodule}
+    unknown = [
+        f"{part}.{key}"
+        for part, obj in built.items()
+        for key in checkpoint[part]
+        if key not in obj.hparams
+    ]
+    if unknown:
+        raise EvaluationError(
+            f"{path} does not fit this version of transformer_lab: it has settings this "
+            f"version does not take: {', '.join(unknown)}"
+        )
+    return module, datamodule, checkpoint.get("global_step")
