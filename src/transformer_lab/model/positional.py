@@ -21,6 +21,7 @@ import torch
 from torch import nn
 
 from transformer_lab.config.validation import InvalidSetting, check_choice
+from transformer_lab.model.init import OwnsInit
 
 
 class PositionalEncoding(nn.Module):
@@ -75,7 +76,7 @@ class Sinusoidal(PositionalEncoding):
         return x + self.table[positions].to(x.dtype)
 
 
-class PositionTable(nn.Embedding):
+class PositionTable(nn.Embedding, OwnsInit):
     """The learned encoding's table ``[max_len, d_model]``, drawn at the sinusoid's scale.
 
     ``N(0, 1/2)``: every row of the sinusoid has squared norm exactly ``d_model / 2`` (each

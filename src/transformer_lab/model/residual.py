@@ -13,8 +13,7 @@
   initialised smaller by ``beta`` (:func:`deepnorm_scales`, applied by
   :func:`~transformer_lab.model.init.scale_residual_branches`). No final stack norm.
 
-``norm_type`` picks the norm itself: ``layernorm`` (centre and scale, gain and bias) or
-``rmsnorm`` (Zhang & Sennrich, 2019: scale by the root mean square only, gain only).
+``norm_type`` picks the norm itself from :data:`~transformer_lab.model.norms.NORM_TYPES`.
 
 A layer calls :meth:`Residual.inner` on the sublayer's input and :meth:`Residual.outer`
 to merge the sublayer's output back, so one class owns the whole placement.
@@ -24,22 +23,15 @@ import torch
 from torch import nn
 
 from transformer_lab.config.validation import check_choice
+from transformer_lab.model.norms import NORM_TYPES
 
 NORM_PLACEMENTS = ("post", "pre", "sandwich", "deepnorm")
-NORM_TYPES = ("layernorm", "rmsnorm")
 _NORMALIZED_BEFORE = ("pre", "sandwich")  # the sublayer reads a normalised input
 
 
 def check_norm(norm: str, norm_type: str = "layernorm") -> None:
     check_choice("norm", norm, NORM_PLACEMENTS)
-    check_choice("norm_type", norm_type, NORM_TYPES)
-
-
-def make_norm(d_model: int, norm_type: str) -> nn.Module:
-    """A LayerNorm or an RMSNorm over the last dimension, both with eps 1e-5."""
-    if norm_type == "rmsnorm":
-        return nn.RMSNorm(d_model, eps=1e-5)
-    return nn.LayerNorm(d_model)
+    NORM_TYPES.lookup(norm_type)
 
 
 def deepnorm_scales(
@@ -79,8 +71,9 @@ class Residual(nn.Module):
         check_norm(norm, norm_type)
         self.before = norm in _NORMALIZED_BEFORE
         self.alpha = alpha
-        self.norm = make_norm(d_model, norm_type)
-        self.branch_norm = make_norm(d_model, norm_type) if norm == "sandwich" else None
+        make_norm = NORM_TYPES[norm_type]
+        self.norm = make_norm(d_model)
+        self.branch_norm = make_norm(d_model) if norm == "sandwich" else None
         self.dropout = nn.Dropout(dropout)
 
     def inner(self, x: torch.Tensor) -> torch.Tensor:
@@ -100,4 +93,4 @@ class Residual(nn.Module):
 def final_norm(d_model: int, norm: str, norm_type: str = "layernorm") -> nn.Module:
     """The norm that closes a stack: only the placements that normalise before need one."""
     check_norm(norm, norm_type)
-    return make_norm(d_model, norm_type) if norm in _NORMALIZED_BEFORE else nn.Identity()
+    return NORM_TYPES[norm_type](d_model) if norm in _NORMALIZED_BEFORE else nn.Identity()

@@ -29,6 +29,7 @@ from transformer_lab.config.validation import (
 )
 from transformer_lab.model import decoding, masks
 from transformer_lab.model.attention import KVCache
+from transformer_lab.model.embedding import TokenEmbedding
 from transformer_lab.model.init import initialize, scale_residual_branches
 from transformer_lab.model.layers import DecoderLayer, EncoderLayer, LayerConfig
 from transformer_lab.model.positional import (
@@ -113,8 +114,8 @@ class Seq2SeqTransformer(nn.Module):
         self.d_model, self.max_len = d_model, max_len
         self.embed_scale = math.sqrt(d_model)
 
-        self.src_embed = nn.Embedding(src_vocab_size, d_model)
-        self.tgt_embed = nn.Embedding(tgt_vocab_size, d_model)
+        self.src_embed = TokenEmbedding(src_vocab_size, d_model)
+        self.tgt_embed = TokenEmbedding(tgt_vocab_size, d_model)
         self.src_pos = build_positional_encoding(encoder_pos_encoding, d_model, num_heads, max_len)
         self.tgt_pos = build_positional_encoding(decoder_pos_encoding, d_model, num_heads, max_len)
         self.embed_dropout = nn.Dropout(dropout)
@@ -143,7 +144,7 @@ class Seq2SeqTransformer(nn.Module):
         self.output = nn.Linear(d_model, tgt_vocab_size)
         if tie_embeddings:
             self.output.weight = self.tgt_embed.weight
-        initialize(self, d_model, init_seed)
+        initialize(self, init_seed)
         scale_residual_branches(self.encoder_layers, enc_beta)
         scale_residual_branches(self.decoder_layers, dec_beta)
 
