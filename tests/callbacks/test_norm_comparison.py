@@ -112,5 +112,5 @@ def test_the_comparison_leaves_the_run_weights_and_the_global_rng_untouched(tmp_
 
 
 def test_unknown_placements_are_rejected_with_the_allowed_ones():
-    with pytest.raises(ValueError, match="allowed: post, pre, sandwich, deepnorm"):
+    with pytest.raises(ValueError, match=f"allowed: {', '.join(NORM_PLACEMENTS)}"):
         NormComparison(placements=["post", "middle"])

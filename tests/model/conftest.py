@@ -8,9 +8,10 @@ import pytest
 import torch
 
 from transformer_lab.model import Seq2SeqTransformer
+from transformer_lab.model.residual import NORM_PLACEMENTS
 from transformer_lab.tokens import BOS, PAD
 
-NORMS = ("post", "pre", "sandwich", "deepnorm")
+NORMS = tuple(NORM_PLACEMENTS)
 POS_ENCODINGS = ("sinusoidal", "learned", "rotary", "alibi", "none")
 
 SRC_VOCAB = 13

@@ -9,6 +9,7 @@ import torch
 from transformer_lab.config.validation import InvalidSetting
 from transformer_lab.model import Seq2SeqTransformer
 from transformer_lab.model.norms import NORM_TYPES
+from transformer_lab.model.residual import NORM_PLACEMENTS
 from transformer_lab.tokens import BOS, PAD
 
 SMALL = dict(
@@ -94,7 +95,7 @@ def test_an_all_padding_source_row_is_rejected_by_forward_encode_and_generate():
 @pytest.mark.parametrize(
     ("setting", "value", "allowed"),
     [
-        ("norm", "peri", "post, pre, sandwich, deepnorm"),
+        ("norm", "peri", ", ".join(NORM_PLACEMENTS)),
         ("norm_type", "batchnorm", ", ".join(NORM_TYPES)),
         ("pos_encoding", "relative", "sinusoidal, learned, rotary, alibi, none"),
         ("activation", "tanh", "relu, gelu, swiglu"),
