@@ -9,6 +9,7 @@ import torch
 from transformer_lab.config.validation import InvalidSetting
 from transformer_lab.model import Seq2SeqTransformer
 from transformer_lab.model.norms import NORM_TYPES
+from transformer_lab.model.positional import POSITIONAL_ENCODINGS
 from transformer_lab.model.residual import NORM_PLACEMENTS
 from transformer_lab.tokens import BOS, PAD
 
@@ -97,7 +98,7 @@ def test_an_all_padding_source_row_is_rejected_by_forward_encode_and_generate():
     [
         ("norm", "peri", ", ".join(NORM_PLACEMENTS)),
         ("norm_type", "batchnorm", ", ".join(NORM_TYPES)),
-        ("pos_encoding", "relative", "sinusoidal, learned, rotary, alibi, none"),
+        ("pos_encoding", "relative", ", ".join(POSITIONAL_ENCODINGS)),
         ("activation", "tanh", "relu, gelu, swiglu"),
     ],
 )

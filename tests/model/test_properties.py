@@ -6,11 +6,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from transformer_lab.model import Seq2SeqTransformer
+from transformer_lab.model.positional import POSITIONAL_ENCODINGS
 from transformer_lab.tokens import BOS, PAD
 
 VOCAB = 12
 NORMS = ["post", "pre"]
-ENCODINGS = ["sinusoidal", "learned", "rotary", "alibi", "none"]
+ENCODINGS = list(POSITIONAL_ENCODINGS)
 
 
 @st.composite

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
+from transformer_lab.config.registry import Registry
 from transformer_lab.config.validation import (
     InvalidSetting,
-    check_choice,
     check_flag,
     check_integer,
     check_number,
@@ -107,9 +107,11 @@ class Seq2SeqTransformer(nn.Module):
             d_ff=d_ff,
             max_len=max_len,
         )
-        encoder_norm, decoder_norm = _stack_choices("norm", norm, encoder_norm, decoder_norm)
+        encoder_norm, decoder_norm = _stack_choices(
+            NORM_PLACEMENTS, norm, encoder_norm, decoder_norm
+        )
         encoder_pos_encoding, decoder_pos_encoding = _stack_choices(
-            "pos_encoding", pos_encoding, encoder_pos_encoding, decoder_pos_encoding
+            POSITIONAL_ENCODINGS, pos_encoding, encoder_pos_encoding, decoder_pos_encoding
         )
         self.d_model, self.max_len = d_model, max_len
         self.embed_scale = math.sqrt(d_model)
@@ -294,15 +296,14 @@ def _stack(
     return layers, final_norm(config.d_model, config.norm, config.norm_type)
 
 
-def _stack_choices(key: str, shared: str, encoder: str | None, decoder: str | None):
-    """``(the encoder's choice, the decoder's choice)`` of ``key`` (``norm`` or
+def _stack_choices(registry: Registry, shared: str, encoder: str | None, decoder: str | None):
+    """``(the encoder's choice, the decoder's choice)`` on the axis ``registry`` (``norm`` or
     ``pos_encoding``): each stack's own where given, else ``shared``; InvalidSetting names
     the setting (``encoder_norm``, ...) whose name is unknown."""
-    choices = {"norm": NORM_PLACEMENTS, "pos_encoding": POSITIONAL_ENCODINGS}[key]
-    check_choice(key, shared, choices)
+    registry.lookup(shared)
     for stack, own in (("encoder", encoder), ("decoder", decoder)):
         if own is not None:  # None: the shared choice
-            check_choice(f"{stack}_{key}", own, choices)
+            registry.lookup(own, f"{stack}_{registry.setting}")
     return (shared if encoder is None else encoder), (shared if decoder is None else decoder)
 
 
