@@ -1,12 +1,15 @@
 """Every option of every config group composes and instantiates."""
 
+import re
 from pathlib import Path
 
 import pytest
 from omegaconf import OmegaConf
 
+from transformer_lab.config.validation import InvalidSetting
 from transformer_lab.job.build import build
 from transformer_lab.model import Seq2SeqTransformer
+from transformer_lab.model.layers import FFNS
 
 CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
 
@@ -38,7 +41,7 @@ def test_every_group_option_builds_datamodule_module_and_trainer(compose_train, 
 def test_group_options_reach_the_model(compose_train):
     cfg = compose_train(["model/norm=pre", "model/pos_encoding=rotary", "model/ffn=swiglu"])
     _, module, _ = build(cfg)
-    assert (module.hparams.norm, module.hparams.pos_encoding, module.hparams.activation) == (
+    assert (module.hparams.norm, module.hparams.pos_encoding, module.hparams.ffn) == (
         "pre",
         "rotary",
         "swiglu",
@@ -87,7 +90,7 @@ def test_every_experiment_composes_and_sweeps_only_options_that_exist(compose_tr
 
 def test_ffn_comparison_compares_feed_forward_blocks_of_the_same_size(compose_train):
     sizes = {}
-    for ffn in ("relu", "gelu", "swiglu"):
+    for ffn in FFNS:
         _, module, _ = build(compose_train(["experiment=ffn_comparison", f"model/ffn={ffn}"]))
         sizes[ffn] = sum(p.numel() for p in module.parameters())
     assert sizes["gelu"] == sizes["relu"]
@@ -96,3 +99,13 @@ def test_ffn_comparison_compares_feed_forward_blocks_of_the_same_size(compose_tr
     relu, swiglu = 2 * 64 * 256 + 256 + 64, 3 * 64 * 176 + 2 * 176 + 64
     assert sizes["swiglu"] - sizes["relu"] == 4 * (swiglu - relu)  # 2 + 2 layers
     assert sizes["swiglu"] / sizes["relu"] == pytest.approx(1.019, abs=1e-3)
+
+
+def test_the_ffn_is_one_setting_from_group_to_key_and_refused_by_that_key(compose_train):
+    """``model/ffn=swiglu`` sets ``model.ffn`` (the key hypotheses and HPARAMS name); an
+    unknown FFN is refused as ``model.ffn``, not by the network's keyword."""
+    assert compose_train(["model/ffn=swiglu"]).model.ffn == "swiglu"
+    with pytest.raises(
+        InvalidSetting, match=re.escape(f"model.ffn='tanh': unknown; allowed: {', '.join(FFNS)}")
+    ):
+        build(compose_train(["model.ffn=tanh"]))

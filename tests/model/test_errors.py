@@ -8,6 +8,7 @@ import torch
 
 from transformer_lab.config.validation import InvalidSetting
 from transformer_lab.model import Seq2SeqTransformer
+from transformer_lab.model.layers import FFNS
 from transformer_lab.model.norms import NORM_TYPES
 from transformer_lab.model.positional import POSITIONAL_ENCODINGS
 from transformer_lab.model.residual import NORM_PLACEMENTS
@@ -99,7 +100,7 @@ def test_an_all_padding_source_row_is_rejected_by_forward_encode_and_generate():
         ("norm", "peri", ", ".join(NORM_PLACEMENTS)),
         ("norm_type", "batchnorm", ", ".join(NORM_TYPES)),
         ("pos_encoding", "relative", ", ".join(POSITIONAL_ENCODINGS)),
-        ("activation", "tanh", "relu, gelu, swiglu"),
+        ("activation", "tanh", ", ".join(FFNS)),
     ],
 )
 def test_unknown_names_are_rejected_with_the_list_of_allowed_names(setting, value, allowed):

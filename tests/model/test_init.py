@@ -8,7 +8,7 @@ from torch import nn
 
 from transformer_lab.model import Seq2SeqTransformer
 from transformer_lab.model.init import initialize
-from transformer_lab.model.layers import FeedForward, swiglu_hidden
+from transformer_lab.model.layers import FFNS, swiglu_hidden
 
 
 def build(**overrides) -> Seq2SeqTransformer:
@@ -156,8 +156,8 @@ def count(module: nn.Module) -> int:
 
 
 def test_swiglu_ffn_has_within_one_percent_of_the_relu_ffn_parameters():
-    relu = FeedForward(512, 2048, 0.0, "relu")
-    swiglu = FeedForward(512, 2048, 0.0, "swiglu")
+    relu = FFNS["relu"](512, 2048, 0.0)
+    swiglu = FFNS["swiglu"](512, 2048, 0.0)
     assert count(relu) == 2 * 512 * 2048 + 2048 + 512
     assert count(swiglu) == 3 * 512 * 1368 + 2 * 1368 + 512
     assert abs(count(swiglu) - count(relu)) / count(relu) < 0.01
@@ -165,7 +165,7 @@ def test_swiglu_ffn_has_within_one_percent_of_the_relu_ffn_parameters():
 
 def test_swiglu_ffn_computes_w2_of_silu_gate_times_value():
     torch.manual_seed(0)
-    ffn = FeedForward(8, 24, 0.0, "swiglu").double()
+    ffn = FFNS["swiglu"](8, 24, 0.0).double()
     x = torch.randn(2, 3, 8, dtype=torch.float64)
     hidden = swiglu_hidden(24)
     gate_w, value_w = ffn.w1.weight[:hidden], ffn.w1.weight[hidden:]

@@ -10,6 +10,7 @@ import torch
 
 from transformer_lab.evaluate import evaluate
 from transformer_lab.job.run import train
+from transformer_lab.training.module import Seq2SeqLitModule
 
 from ..conftest import eval_config
 
@@ -44,3 +45,13 @@ def test_an_old_checkpoint_resumes_to_more_steps(compose_train, tmp_path):
     assert metrics["diverged"] == 0.0
     last = tmp_path / "run" / "checkpoints" / "last.ckpt"
     assert torch.load(last, weights_only=True)["global_step"] == 8
+
+
+def test_an_old_checkpoints_settings_take_their_current_names_and_the_added_ones():
+    """It saved ``activation`` (now ``model.ffn``) and lacks the per-stack choices and
+    cosine's floor: it maps to the settings of the model it trained."""
+    saved = torch.load(OLD, weights_only=True)["hyper_parameters"]
+    settings = Seq2SeqLitModule.current_settings(saved)
+    assert "activation" not in settings and settings["ffn"] == saved["activation"] == "relu"
+    assert settings["encoder_norm"] is None and settings["min_lr_ratio"] == 0.0
+    assert Seq2SeqLitModule(**settings).hparams == settings

@@ -17,6 +17,7 @@ from torch import nn
 from transformer_lab.config.validation import InvalidSetting, check_flag, check_number
 from transformer_lab.model import Seq2SeqTransformer
 from transformer_lab.model.decoding import beam_search, greedy_to_length
+from transformer_lab.model.layers import FFNS
 from transformer_lab.model.transformer import check_source
 from transformer_lab.tokens import FIRST_CONTENT, PAD
 from transformer_lab.training.final_step import is_final_step
@@ -99,6 +100,15 @@ class Seq2SeqLitModule(L.LightningModule):
         "encoder_pos_encoding": None,
         "decoder_pos_encoding": None,
     }
+    # Settings renamed since checkpoints were first written: old name -> current name.
+    RENAMED_SETTINGS: ClassVar[dict[str, str]] = {"activation": "ffn"}
+
+    @classmethod
+    def current_settings(cls, saved: dict) -> dict:
+        """A checkpoint's saved settings under this version's names, with the settings
+        added since (``ADDED_SETTINGS``) at the values it was trained with."""
+        renamed = {cls.RENAMED_SETTINGS.get(key, key): value for key, value in saved.items()}
+        return {**cls.ADDED_SETTINGS, **renamed}
 
     def __init__(
         self,
@@ -118,7 +128,7 @@ class Seq2SeqLitModule(L.LightningModule):
         decoder_norm: str | None,
         encoder_pos_encoding: str | None,
         decoder_pos_encoding: str | None,
-        activation: str,
+        ffn: str,
         max_len: int,
         tie_embeddings: bool,
         init_seed: int | None,
@@ -136,6 +146,7 @@ class Seq2SeqLitModule(L.LightningModule):
         checkpoint holds them all. (The network's own keyword defaults are the paper's,
         for :class:`~transformer_lab.model.Seq2SeqTransformer` used alone.)"""
         super().__init__()
+        FFNS.lookup(ffn, "ffn")  # the network's keyword is activation: name the setting ffn
         _check_training_settings(lr, betas, weight_decay, label_smoothing, compile)
         check_schedule(schedule, warmup_steps, min_lr_ratio)  # before any training
         self.save_hyperparameters()
@@ -150,7 +161,7 @@ class Seq2SeqLitModule(L.LightningModule):
             dropout=dropout,
             norm=norm,
             pos_encoding=pos_encoding,
-            activation=activation,
+            activation=ffn,
             max_len=max_len,
             tie_embeddings=tie_embeddings,
             init_seed=init_seed,
