@@ -10,6 +10,9 @@ from transformer_lab.config.validation import InvalidSetting
 from transformer_lab.job.build import build
 from transformer_lab.model import Seq2SeqTransformer
 from transformer_lab.model.layers import FFNS
+from transformer_lab.model.norms import NORM_TYPES
+from transformer_lab.model.positional import POSITIONAL_ENCODINGS
+from transformer_lab.model.residual import NORM_PLACEMENTS
 
 CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
 
@@ -22,6 +25,7 @@ def options(group: str) -> list[str]:
     "override",
     [f"data={o}" for o in options("data")]
     + [f"model/norm={o}" for o in options("model/norm")]
+    + [f"model/norm_type={o}" for o in options("model/norm_type")]
     + [f"model/pos_encoding={o}" for o in options("model/pos_encoding")]
     + [f"model/ffn={o}" for o in options("model/ffn")]
     + [f"trainer={o}" for o in options("trainer") if o not in ("gpu", "fsdp")],  # need CUDA
@@ -36,6 +40,21 @@ def test_every_group_option_builds_datamodule_module_and_trainer(compose_train, 
     assert isinstance(module.model, Seq2SeqTransformer)
     assert module.hparams.max_len >= datamodule.max_seq_len
     assert trainer.max_steps == cfg.trainer.max_steps
+
+
+@pytest.mark.parametrize(
+    ("group", "registry"),
+    [
+        ("model/norm", NORM_PLACEMENTS),
+        ("model/norm_type", NORM_TYPES),
+        ("model/pos_encoding", POSITIONAL_ENCODINGS),
+        ("model/ffn", FFNS),
+    ],
+)
+def test_each_model_option_group_has_one_yaml_per_registered_name(group, registry):
+    """A registered option without its YAML could not be swept by its group, and a YAML
+    without its class would fail only when a run picks it."""
+    assert options(group) == sorted(registry)
 
 
 def test_group_options_reach_the_model(compose_train):
