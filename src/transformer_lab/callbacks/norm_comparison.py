@@ -26,7 +26,6 @@ Xiong et al.'s analysis bounds is an expectation over the data, and one batch's 
 carries that batch's noise, larger the smaller the batch.
 """
 
-import inspect
 import json
 import logging
 from pathlib import Path
@@ -57,12 +56,6 @@ GradNorms = dict[str, dict[str, dict[str, list[float]]]]  # placement -> stack -
 
 
 PER_STACK_NORMS = ("encoder_norm", "decoder_norm")
-
-
-def model_kwargs(hparams) -> dict:
-    """The :class:`Seq2SeqTransformer` arguments among a LightningModule's hyper-parameters."""
-    names = inspect.signature(Seq2SeqTransformer).parameters
-    return {name: value for name, value in hparams.items() if name in names}
 
 
 def twin_kwargs(kwargs: dict, placement: str) -> dict:
@@ -181,7 +174,7 @@ class NormComparison(L.Callback):
 
     @figure_hook
     def on_fit_start(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
-        kwargs = model_kwargs(pl_module.hparams)
+        kwargs = pl_module.model.config.keywords()
         own = {key: kwargs[key] for key in PER_STACK_NORMS if kwargs.get(key) is not None}
         if own:
             log.info(

@@ -16,6 +16,7 @@ from torch import nn
 
 from transformer_lab.config.validation import InvalidSetting, check_flag, check_number
 from transformer_lab.model import Seq2SeqTransformer
+from transformer_lab.model.config import TransformerConfig
 from transformer_lab.model.decoding import beam_search, greedy_to_length
 from transformer_lab.model.layers import FFNS
 from transformer_lab.model.transformer import check_source
@@ -146,31 +147,13 @@ class Seq2SeqLitModule(L.LightningModule):
         checkpoint holds them all. (The network's own keyword defaults are the paper's,
         for :class:`~transformer_lab.model.Seq2SeqTransformer` used alone.)"""
         super().__init__()
-        FFNS.lookup(ffn, "ffn")  # the network's keyword is activation: name the setting ffn
+        FFNS.lookup(ffn, "ffn")  # refused by its key here, not by the network's keyword
         _check_training_settings(lr, betas, weight_decay, label_smoothing, compile)
         check_schedule(schedule, warmup_steps, min_lr_ratio)  # before any training
         self.save_hyperparameters()
-        self.model = Seq2SeqTransformer(
-            src_vocab_size=src_vocab_size,
-            tgt_vocab_size=tgt_vocab_size,
-            d_model=d_model,
-            num_heads=num_heads,
-            num_encoder_layers=num_encoder_layers,
-            num_decoder_layers=num_decoder_layers,
-            d_ff=d_ff,
-            dropout=dropout,
-            norm=norm,
-            pos_encoding=pos_encoding,
-            activation=ffn,
-            max_len=max_len,
-            tie_embeddings=tie_embeddings,
-            init_seed=init_seed,
-            norm_type=norm_type,
-            encoder_norm=encoder_norm,
-            decoder_norm=decoder_norm,
-            encoder_pos_encoding=encoder_pos_encoding,
-            decoder_pos_encoding=decoder_pos_encoding,
-        )
+        settings = {**self.hparams, "activation": ffn}  # the network's keyword for model.ffn
+        network = {name: settings[name] for name in TransformerConfig.keyword_names()}
+        self.model = Seq2SeqTransformer(config=TransformerConfig.from_keywords(**network))
         if compile:  # lazily, at the first call; the state_dict keys stay the same
             self.model.compile()
         else:  # the model summary runs it for real FLOPs and shapes (compiling would take long)
