@@ -28,7 +28,7 @@ from transformer_lab.model.embedding import TokenEmbedding
 from transformer_lab.model.init import initialize, scale_residual_branches
 from transformer_lab.model.layers import DecoderLayer, EncoderLayer, LayerConfig
 from transformer_lab.model.positional import PositionalEncoding, build_positional_encoding
-from transformer_lab.model.residual import NORM_PLACEMENTS, final_norm
+from transformer_lab.model.residual import deepnorm_scales, final_norm
 from transformer_lab.tokens import PAD
 
 
@@ -98,8 +98,8 @@ class Seq2SeqTransformer(nn.Module):
         # depths, whatever the other stack's placement
         encoder_norm, decoder_norm = c.stack("encoder", "norm"), c.stack("decoder", "norm")
         depths = (c.num_encoder_layers, c.num_decoder_layers)
-        (enc_alpha, enc_beta), _ = NORM_PLACEMENTS[encoder_norm].scales(*depths)
-        _, (dec_alpha, dec_beta) = NORM_PLACEMENTS[decoder_norm].scales(*depths)
+        (enc_alpha, enc_beta), _ = deepnorm_scales(encoder_norm, *depths)
+        _, (dec_alpha, dec_beta) = deepnorm_scales(decoder_norm, *depths)
         encoder = LayerConfig(
             d_model=c.d_model,
             num_heads=c.num_heads,
