@@ -1,6 +1,7 @@
 """The twin comparison at initialisation reproduces Xiong et al. (2020) and Liu et al. (2020),
 and measures without touching the run."""
 
+import json
 from types import SimpleNamespace
 
 import pytest
@@ -112,5 +113,17 @@ def test_the_comparison_leaves_the_run_weights_and_the_global_rng_untouched(tmp_
 
 
 def test_unknown_placements_are_rejected_with_the_allowed_ones():
-    with pytest.raises(ValueError, match="allowed: post, pre, sandwich, deepnorm"):
+    with pytest.raises(ValueError, match=f"allowed: {', '.join(NORM_PLACEMENTS)}"):
         NormComparison(placements=["post", "middle"])
+
+
+def test_the_twins_are_the_runs_network_but_for_the_placement(tmp_path, lab_module):
+    """Built from the run's network config: its FFN (``model.ffn``) and norm type too."""
+    module = lab_module(**model(1, d_model=16, d_ff=32, num_heads=2, ffn="swiglu"))
+    trainer = SimpleNamespace(
+        fast_dev_run=False, datamodule=DATA, default_root_dir=tmp_path, loggers=[]
+    )
+    NormComparison(placements=["pre"], batch_size=8, batches=1).on_fit_start(trainer, module)
+    record = json.loads((tmp_path / "norm_comparison.json").read_text())
+    assert record["model"] == module.model.config.keywords()
+    assert record["model"]["activation"] == "swiglu"

@@ -1,12 +1,18 @@
 """Every option of every config group composes and instantiates."""
 
+import re
 from pathlib import Path
 
 import pytest
 from omegaconf import OmegaConf
 
+from transformer_lab.config.validation import InvalidSetting
 from transformer_lab.job.build import build
 from transformer_lab.model import Seq2SeqTransformer
+from transformer_lab.model.layers import FFNS
+from transformer_lab.model.norms import NORM_TYPES
+from transformer_lab.model.positional import POSITIONAL_ENCODINGS
+from transformer_lab.model.residual import NORM_PLACEMENTS
 
 CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
 
@@ -19,6 +25,7 @@ def options(group: str) -> list[str]:
     "override",
     [f"data={o}" for o in options("data")]
     + [f"model/norm={o}" for o in options("model/norm")]
+    + [f"model/norm_type={o}" for o in options("model/norm_type")]
     + [f"model/pos_encoding={o}" for o in options("model/pos_encoding")]
     + [f"model/ffn={o}" for o in options("model/ffn")]
     + [f"trainer={o}" for o in options("trainer") if o not in ("gpu", "fsdp")],  # need CUDA
@@ -35,10 +42,25 @@ def test_every_group_option_builds_datamodule_module_and_trainer(compose_train, 
     assert trainer.max_steps == cfg.trainer.max_steps
 
 
+@pytest.mark.parametrize(
+    ("group", "registry"),
+    [
+        ("model/norm", NORM_PLACEMENTS),
+        ("model/norm_type", NORM_TYPES),
+        ("model/pos_encoding", POSITIONAL_ENCODINGS),
+        ("model/ffn", FFNS),
+    ],
+)
+def test_each_model_option_group_has_one_yaml_per_registered_name(group, registry):
+    """A registered option without its YAML could not be swept by its group, and a YAML
+    without its class would fail only when a run picks it."""
+    assert options(group) == sorted(registry)
+
+
 def test_group_options_reach_the_model(compose_train):
     cfg = compose_train(["model/norm=pre", "model/pos_encoding=rotary", "model/ffn=swiglu"])
     _, module, _ = build(cfg)
-    assert (module.hparams.norm, module.hparams.pos_encoding, module.hparams.activation) == (
+    assert (module.hparams.norm, module.hparams.pos_encoding, module.hparams.ffn) == (
         "pre",
         "rotary",
         "swiglu",
@@ -87,7 +109,7 @@ def test_every_experiment_composes_and_sweeps_only_options_that_exist(compose_tr
 
 def test_ffn_comparison_compares_feed_forward_blocks_of_the_same_size(compose_train):
     sizes = {}
-    for ffn in ("relu", "gelu", "swiglu"):
+    for ffn in FFNS:
         _, module, _ = build(compose_train(["experiment=ffn_comparison", f"model/ffn={ffn}"]))
         sizes[ffn] = sum(p.numel() for p in module.parameters())
     assert sizes["gelu"] == sizes["relu"]
@@ -96,3 +118,13 @@ def test_ffn_comparison_compares_feed_forward_blocks_of_the_same_size(compose_tr
     relu, swiglu = 2 * 64 * 256 + 256 + 64, 3 * 64 * 176 + 2 * 176 + 64
     assert sizes["swiglu"] - sizes["relu"] == 4 * (swiglu - relu)  # 2 + 2 layers
     assert sizes["swiglu"] / sizes["relu"] == pytest.approx(1.019, abs=1e-3)
+
+
+def test_the_ffn_is_one_setting_from_group_to_key_and_refused_by_that_key(compose_train):
+    """``model/ffn=swiglu`` sets ``model.ffn`` (the key hypotheses and HPARAMS name); an
+    unknown FFN is refused as ``model.ffn``, not by the network's keyword."""
+    assert compose_train(["model/ffn=swiglu"]).model.ffn == "swiglu"
+    with pytest.raises(
+        InvalidSetting, match=re.escape(f"model.ffn='tanh': unknown; allowed: {', '.join(FFNS)}")
+    ):
+        build(compose_train(["model.ffn=tanh"]))

@@ -15,6 +15,8 @@ from transformer_lab.data import Split, SyntheticDataModule
 from transformer_lab.data.tasks import TASKS
 from transformer_lab.tokens import BOS, EOS, FIRST_CONTENT, PAD
 
+TASK_NAMES = ", ".join(sorted(TASKS))
+
 SMALL = dict(vocab_size=12, min_len=3, max_len=8, train_size=2000, val_size=200, test_size=200)
 FOURTEEN = dict(vocab_size=5, min_len=1, max_len=3)  # 2 content ids: 2 + 4 + 8 sequences
 
@@ -325,7 +327,7 @@ def test_test_dataloader_is_a_list_only_with_test_long(dm, plain):
 @pytest.mark.parametrize(
     ("overrides", "message"),
     [
-        (dict(task="rot13"), "task='rot13': unknown; allowed: copy, reverse, sort"),
+        (dict(task="rot13"), f"task='rot13': unknown; allowed: {TASK_NAMES}"),
         (dict(vocab_size=3), "vocab_size=3: out of range; allowed: an integer >= 4"),
         (dict(min_len=0), "min_len=0: out of range; allowed: an integer >= 1"),
         (dict(min_len=9, max_len=8), "min_len=9: above max_len=8; allowed: <= max_len"),
@@ -341,7 +343,7 @@ def test_test_dataloader_is_a_list_only_with_test_long(dm, plain):
             "longer than any seen in training; allowed: test_long_max_len > 8, or test_long_size=0",
         ),
         # of the wrong type: each would fail later, inside torch or a comparison
-        (dict(task=["reverse"]), "task=['reverse']: unknown; allowed: copy, reverse, sort"),
+        (dict(task=["reverse"]), f"task=['reverse']: unknown; allowed: {TASK_NAMES}"),
         (dict(batch_size="32"), "batch_size='32': not an integer; allowed: an integer >= 1"),
         (dict(max_len=8.0), "max_len=8.0: not an integer; allowed: an integer >= 1"),
         (dict(seed="abc"), "seed='abc': not an integer; allowed: an integer >= 0"),

@@ -8,7 +8,8 @@ from torch import nn
 from transformer_lab.config.validation import ConfigError
 from transformer_lab.job.build import build_data_and_model
 from transformer_lab.job.checks import check_config
-from transformer_lab.model.positional import ALiBi, Rotary, Sinusoidal
+from transformer_lab.model.positional import POSITIONAL_ENCODINGS, ALiBi, Rotary, Sinusoidal
+from transformer_lab.model.residual import NORM_PLACEMENTS
 
 PER_STACK = ("encoder_norm", "decoder_norm", "encoder_pos_encoding", "decoder_pos_encoding")
 
@@ -46,21 +47,21 @@ def test_a_stacks_own_choice_reaches_that_stack(compose_train):
     [
         (
             "model.encoder_norm=peri",
-            "model.encoder_norm='peri': unknown; allowed: post, pre, sandwich, deepnorm",
+            f"model.encoder_norm='peri': unknown; allowed: {', '.join(NORM_PLACEMENTS)}",
         ),
         (
             "model.decoder_norm=1",
-            "model.decoder_norm=1: unknown; allowed: post, pre, sandwich, deepnorm",
+            f"model.decoder_norm=1: unknown; allowed: {', '.join(NORM_PLACEMENTS)}",
         ),
         (
             "model.encoder_pos_encoding=relative",
             "model.encoder_pos_encoding='relative': unknown; "
-            "allowed: sinusoidal, learned, rotary, alibi, none",
+            f"allowed: {', '.join(POSITIONAL_ENCODINGS)}",
         ),
         (
             "model.decoder_pos_encoding=ALiBi",
             "model.decoder_pos_encoding='ALiBi': unknown; "
-            "allowed: sinusoidal, learned, rotary, alibi, none",
+            f"allowed: {', '.join(POSITIONAL_ENCODINGS)}",
         ),
     ],
 )

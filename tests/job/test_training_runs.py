@@ -9,6 +9,7 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 
 from transformer_lab.job.build import build
 from transformer_lab.job.run import train
+from transformer_lab.model.positional import POSITIONAL_ENCODINGS
 from transformer_lab.runs.learning_curve import read_scalars
 
 from ..conftest import compose_run
@@ -19,7 +20,7 @@ TINY = ["experiment=smoke"]  # 20 steps of a d_model 32 model on 512 pairs
 
 
 @pytest.mark.parametrize("norm", ["post", "pre"])
-@pytest.mark.parametrize("pos", ["sinusoidal", "learned", "rotary", "alibi", "none"])
+@pytest.mark.parametrize("pos", list(POSITIONAL_ENCODINGS))
 def test_fast_dev_run_fits_every_norm_and_positional_encoding(compose_train, norm, pos):
     cfg = compose_train(
         [*TINY, f"model/norm={norm}", f"model/pos_encoding={pos}", "+trainer.fast_dev_run=2"]

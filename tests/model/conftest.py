@@ -8,10 +8,12 @@ import pytest
 import torch
 
 from transformer_lab.model import Seq2SeqTransformer
+from transformer_lab.model.positional import POSITIONAL_ENCODINGS
+from transformer_lab.model.residual import NORM_PLACEMENTS
 from transformer_lab.tokens import BOS, PAD
 
-NORMS = ("post", "pre", "sandwich", "deepnorm")
-POS_ENCODINGS = ("sinusoidal", "learned", "rotary", "alibi", "none")
+NORMS = tuple(NORM_PLACEMENTS)
+POS_ENCODINGS = tuple(POSITIONAL_ENCODINGS)
 
 SRC_VOCAB = 13
 TGT_VOCAB = 11

@@ -8,6 +8,10 @@ import torch
 
 from transformer_lab.config.validation import InvalidSetting
 from transformer_lab.model import Seq2SeqTransformer
+from transformer_lab.model.layers import FFNS
+from transformer_lab.model.norms import NORM_TYPES
+from transformer_lab.model.positional import POSITIONAL_ENCODINGS
+from transformer_lab.model.residual import NORM_PLACEMENTS
 from transformer_lab.tokens import BOS, PAD
 
 SMALL = dict(
@@ -93,10 +97,10 @@ def test_an_all_padding_source_row_is_rejected_by_forward_encode_and_generate():
 @pytest.mark.parametrize(
     ("setting", "value", "allowed"),
     [
-        ("norm", "peri", "post, pre, sandwich, deepnorm"),
-        ("norm_type", "batchnorm", "layernorm, rmsnorm"),
-        ("pos_encoding", "relative", "sinusoidal, learned, rotary, alibi, none"),
-        ("activation", "tanh", "relu, gelu, swiglu"),
+        ("norm", "peri", ", ".join(NORM_PLACEMENTS)),
+        ("norm_type", "batchnorm", ", ".join(NORM_TYPES)),
+        ("pos_encoding", "relative", ", ".join(POSITIONAL_ENCODINGS)),
+        ("activation", "tanh", ", ".join(FFNS)),
     ],
 )
 def test_unknown_names_are_rejected_with_the_list_of_allowed_names(setting, value, allowed):

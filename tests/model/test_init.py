@@ -7,7 +7,8 @@ import torch
 from torch import nn
 
 from transformer_lab.model import Seq2SeqTransformer
-from transformer_lab.model.layers import FeedForward, swiglu_hidden
+from transformer_lab.model.init import initialize
+from transformer_lab.model.layers import FFNS, swiglu_hidden
 
 
 def build(**overrides) -> Seq2SeqTransformer:
@@ -155,8 +156,8 @@ def count(module: nn.Module) -> int:
 
 
 def test_swiglu_ffn_has_within_one_percent_of_the_relu_ffn_parameters():
-    relu = FeedForward(512, 2048, 0.0, "relu")
-    swiglu = FeedForward(512, 2048, 0.0, "swiglu")
+    relu = FFNS["relu"](512, 2048, 0.0)
+    swiglu = FFNS["swiglu"](512, 2048, 0.0)
     assert count(relu) == 2 * 512 * 2048 + 2048 + 512
     assert count(swiglu) == 3 * 512 * 1368 + 2 * 1368 + 512
     assert abs(count(swiglu) - count(relu)) / count(relu) < 0.01
@@ -164,10 +165,27 @@ def test_swiglu_ffn_has_within_one_percent_of_the_relu_ffn_parameters():
 
 def test_swiglu_ffn_computes_w2_of_silu_gate_times_value():
     torch.manual_seed(0)
-    ffn = FeedForward(8, 24, 0.0, "swiglu").double()
+    ffn = FFNS["swiglu"](8, 24, 0.0).double()
     x = torch.randn(2, 3, 8, dtype=torch.float64)
     hidden = swiglu_hidden(24)
     gate_w, value_w = ffn.w1.weight[:hidden], ffn.w1.weight[hidden:]
     gate_b, value_b = ffn.w1.bias[:hidden], ffn.w1.bias[hidden:]
     manual = nn.functional.silu(x @ gate_w.T + gate_b) * (x @ value_w.T + value_b)
     torch.testing.assert_close(ffn(x), ffn.w2(manual), atol=1e-14, rtol=0)
+
+
+def test_a_module_with_parameters_but_no_init_of_its_own_is_refused():
+    """A plain nn.Embedding added to the model (a segment table, say) would otherwise take
+    the token embeddings' init unseen; init.py refuses it instead."""
+    model = build()
+    model.segment_embed = nn.Embedding(2, 16)
+    with pytest.raises(TypeError, match="Embedding holds parameters but no init"):
+        initialize(model, seed=0)
+
+
+def test_each_module_that_owns_its_init_draws_it():
+    """Token tables N(0, d_model^-0.5), the learned position table N(0, 1/2): each from its
+    own class, whatever the module is called."""
+    model = build(d_model=64, num_heads=4, pos_encoding="learned", init_seed=0)
+    assert model.src_embed.weight.std().item() == pytest.approx(64**-0.5, rel=0.05)
+    assert model.src_pos.table.weight.std().item() == pytest.approx(0.5**0.5, rel=0.1)

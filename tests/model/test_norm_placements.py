@@ -7,6 +7,7 @@ import torch
 from torch import nn
 
 from transformer_lab.model import Seq2SeqTransformer
+from transformer_lab.model.norms import NORM_TYPES
 from transformer_lab.model.residual import Residual, deepnorm_scales
 
 F64 = torch.float64
@@ -106,7 +107,7 @@ def test_only_placements_that_normalise_before_close_their_stacks_with_a_norm(no
 def test_rmsnorm_model_has_only_rmsnorms_and_finite_gradients():
     model = build("sandwich", norm_type="rmsnorm")
     kinds = {type(m) for m in model.modules() if isinstance(m, nn.LayerNorm | nn.RMSNorm)}
-    assert kinds == {nn.RMSNorm}
+    assert kinds == {NORM_TYPES["rmsnorm"]}  # the registered subclass of nn.RMSNorm
     # 3 encoder layers x 2 residuals + 2 decoder layers x 3, each with 2 norms, + 2 stack norms
     assert sum(isinstance(m, nn.RMSNorm) for m in model.modules()) == 2 * (3 * 2 + 2 * 3) + 2
     src = torch.tensor([[5, 6, 7, 2]])

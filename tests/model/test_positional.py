@@ -164,3 +164,20 @@ def test_rotary_self_attention_weights_are_unchanged_when_every_position_shifts(
         torch.testing.assert_close(shifted_weights, weights, atol=1e-6, rtol=0)
     _, unrotated = attn(x, mask, need_weights=True)
     assert (unrotated - weights).abs().max() > 1e-2
+
+
+@pytest.mark.parametrize("name", list(POSITIONAL_ENCODINGS))
+def test_each_encoding_pictures_its_first_positions_inside_its_colour_scale(name):
+    """What the positional map draws comes from the encoding itself: panels of one row per
+    position (or per query position), every value inside the panel's colour scale; the
+    encoding without positions draws nothing."""
+    pos = build_positional_encoding(name, 8, 2, 16)
+    picture = pos.picture(6)
+    if type(pos) is PositionalEncoding:
+        assert picture is None
+        return
+    assert picture.panels
+    for panel in picture.panels:
+        low, high = panel.limits
+        assert panel.values.shape[0] == 6 and not panel.values.requires_grad
+        assert low - 1e-6 <= panel.values.min().item() <= panel.values.max().item() <= high + 1e-6

@@ -6,11 +6,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from transformer_lab.model import Seq2SeqTransformer
+from transformer_lab.model.layers import FFNS
+from transformer_lab.model.positional import POSITIONAL_ENCODINGS
 from transformer_lab.tokens import BOS, PAD
 
 VOCAB = 12
 NORMS = ["post", "pre"]
-ENCODINGS = ["sinusoidal", "learned", "rotary", "alibi", "none"]
+ENCODINGS = list(POSITIONAL_ENCODINGS)
 
 
 @st.composite
@@ -27,7 +29,7 @@ def models(draw):
         dropout=0.0,
         norm=draw(st.sampled_from(NORMS)),
         pos_encoding=draw(st.sampled_from(ENCODINGS)),
-        activation=draw(st.sampled_from(["relu", "gelu", "swiglu"])),
+        activation=draw(st.sampled_from(list(FFNS))),
         max_len=24,
         init_seed=draw(st.integers(0, 2**16)),
     )

@@ -3,6 +3,7 @@ rest at the package root) still evaluates and resumes: a checkpoint names no mod
 only settings and weights. The fixture is a 6-step run of a tiny smoke model, written by
 commit 3ca5b5d; its metrics.json said test/loss 3.0082290172576904."""
 
+import json
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,7 @@ import torch
 
 from transformer_lab.evaluate import evaluate
 from transformer_lab.job.run import train
+from transformer_lab.training.module import Seq2SeqLitModule
 
 from ..conftest import eval_config
 
@@ -44,3 +46,29 @@ def test_an_old_checkpoint_resumes_to_more_steps(compose_train, tmp_path):
     assert metrics["diverged"] == 0.0
     last = tmp_path / "run" / "checkpoints" / "last.ckpt"
     assert torch.load(last, weights_only=True)["global_step"] == 8
+
+
+def test_an_old_checkpoints_settings_take_their_current_names_and_the_added_ones():
+    """It saved ``activation`` (now ``model.ffn``) and lacks the per-stack choices and
+    cosine's floor: it maps to the settings of the model it trained."""
+    saved = torch.load(OLD, weights_only=True)["hyper_parameters"]
+    settings = Seq2SeqLitModule.current_settings(saved)
+    assert "activation" not in settings and settings["ffn"] == saved["activation"] == "relu"
+    assert settings["encoder_norm"] is None and settings["min_lr_ratio"] == 0.0
+    assert Seq2SeqLitModule(**settings).hparams == settings
+
+
+BEFORE_TYPED_CONFIG = OLD.with_name("checkpoint_before_typed_config.ckpt")
+
+
+def test_a_checkpoint_from_before_the_typed_config_evaluates_to_the_same_numbers(tmp_path):
+    """Written by main at 6c36d16 (a 6-step smoke run: swiglu saved as ``activation``,
+    rmsnorm, rotary with an ALiBi decoder, a pre-norm encoder under post-norm); the JSON
+    beside it is what that version's evaluate gave for it, metric by metric."""
+    recorded = json.loads(BEFORE_TYPED_CONFIG.with_suffix(".greedy.json").read_text())
+    cfg = eval_config(samples=0, beam_size=2)
+    cfg.ckpt_path, cfg.output = str(BEFORE_TYPED_CONFIG), str(tmp_path / "eval.json")
+    greedy = evaluate(cfg)["greedy"]
+    assert greedy.keys() == recorded.keys()
+    for name, value in recorded.items():
+        assert greedy[name] == pytest.approx(value, abs=1e-6), name

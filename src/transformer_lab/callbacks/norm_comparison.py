@@ -28,7 +28,6 @@ over mini-batches, and one batch's gradient carries that batch's noise, larger t
 the batch.
 """
 
-import inspect
 import json
 import logging
 from pathlib import Path
@@ -49,7 +48,7 @@ from transformer_lab.callbacks.stacks import (
     stacks,
     weight_groups,
 )
-from transformer_lab.config.validation import check_choice, check_integer
+from transformer_lab.config.validation import check_integer
 from transformer_lab.model import Seq2SeqTransformer
 from transformer_lab.model.residual import NORM_PLACEMENTS
 from transformer_lab.training.loss import token_nll
@@ -59,12 +58,6 @@ GradNorms = dict[str, dict[str, dict[str, list[float]]]]  # placement -> stack -
 
 
 PER_STACK_NORMS = ("encoder_norm", "decoder_norm")
-
-
-def model_kwargs(hparams) -> dict:
-    """The :class:`Seq2SeqTransformer` arguments among a LightningModule's hyper-parameters."""
-    names = inspect.signature(Seq2SeqTransformer).parameters
-    return {name: value for name, value in hparams.items() if name in names}
 
 
 def twin_kwargs(kwargs: dict, placement: str) -> dict:
@@ -163,18 +156,18 @@ def grad_norm_by_layer_figure(grad_norm: GradNorms, title: str):
 
 
 class NormComparison(L.Callback):
-    """Measures every placement in ``placements`` on twins at fit start (see module doc).
+    """Measures every placement in ``placements`` (None: every registered one) on twins at
+    fit start (see module doc).
 
     ``batches`` batches of ``batch_size`` training examples (the datamodule's fixed first
     ones) give the expected gradient; ``perturbation`` is the relative noise of the
     output-change measurement (0: skip it).
     """
 
-    def __init__(
-        self, placements=NORM_PLACEMENTS, batch_size: int = 64, batches: int = 8, perturbation=0.01
-    ):
+    def __init__(self, placements=None, batch_size: int = 64, batches: int = 8, perturbation=0.01):
+        placements = NORM_PLACEMENTS if placements is None else placements  # None: every one
         for placement in placements:
-            check_choice("placements", placement, NORM_PLACEMENTS)
+            NORM_PLACEMENTS.lookup(placement, "placements")
         check_integer("batches", batches, minimum=1)
         self.placements = list(placements)
         self.batch_size = batch_size
@@ -183,7 +176,7 @@ class NormComparison(L.Callback):
 
     @figure_hook
     def on_fit_start(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
-        kwargs = model_kwargs(pl_module.hparams)
+        kwargs = pl_module.model.config.keywords()
         own = {key: kwargs[key] for key in PER_STACK_NORMS if kwargs.get(key) is not None}
         if own:
             log.info(

@@ -7,12 +7,12 @@ Following the paper's reference implementations (tensor2tensor, fairseq):
   cross-attention's ``[2D, D]`` K/V, SwiGLU's ``[2h, D]`` W1/V) are initialised block by
   block, exactly as if each were its own ``nn.Linear``; only the module that fuses them
   knows the blocks, so it is a :class:`Sublayer` and initialises itself;
-- token embeddings are ``N(0, d_model^-0.5)``: after the ``sqrt(d_model)`` scale each
-  embedding component has unit variance. With tied embeddings the shared matrix gets
-  this embedding init;
-- a learned position table is ``N(0, 1/2)``, the sinusoid's scale; it owns that init
-  (:class:`~transformer_lab.model.positional.PositionTable`, which says why);
-- LayerNorm weight 1, bias 0; RMSNorm weight 1 (PyTorch's defaults);
+- every other module with parameters owns its init (:class:`OwnsInit`), drawn after the
+  projections: token embeddings ``N(0, d_model^-0.5)``
+  (:class:`~transformer_lab.model.embedding.TokenEmbedding`; with tied embeddings the
+  shared matrix keeps it), a learned position table ``N(0, 1/2)``, the sinusoid's scale
+  (:class:`~transformer_lab.model.positional.PositionTable`, which says why), each norm
+  type its PyTorch default (:mod:`~transformer_lab.model.norms`);
 - with ``norm="deepnorm"``, :func:`scale_residual_branches` then multiplies what each
   sublayer adds to the residual stream (attention's value and output projections, both
   FFN matrices) by DeepNet's ``beta`` (Wang et al., 2022), i.e. Xavier with gain
@@ -25,8 +25,6 @@ twins rely on this).
 
 import torch
 from torch import nn
-
-from transformer_lab.model.positional import PositionTable
 
 
 @torch.no_grad()
@@ -54,30 +52,42 @@ class Sublayer(nn.Module):
         raise NotImplementedError
 
 
-def _init_projections(module: nn.Module, generator: torch.Generator | None) -> None:
-    """Xavier for every projection, visiting modules in the order of ``model.modules()``
-    so the draws from ``generator`` come in a fixed order; a Sublayer does its own."""
-    if isinstance(module, Sublayer):
-        module.reset_parameters(generator)
-    elif isinstance(module, nn.Linear):
-        xavier_uniform_(module, generator)
-    else:
-        for child in module.children():
-            _init_projections(child, generator)
+class OwnsInit:
+    """A module outside any :class:`Sublayer` that initialises what it holds:
+    ``reset_parameters(generator)``, run after every projection (token embeddings, a
+    learned position table, the norms). A module with parameters that is none of
+    ``Sublayer``, ``nn.Linear`` or this gets no init by default: :func:`initialize`
+    refuses it, so a new embedding cannot take the token embeddings' init unnoticed."""
+
+
+def _owners(module: nn.Module):
+    """The modules that initialise ``module``'s parameters, in the order of
+    ``model.modules()``, so draws from a generator come in a fixed order."""
+    if isinstance(module, Sublayer | nn.Linear | OwnsInit):
+        yield module
+        return
+    if next(module.parameters(recurse=False), None) is not None:
+        raise TypeError(
+            f"{type(module).__name__} holds parameters but no init: make it a Sublayer "
+            "or an OwnsInit with reset_parameters(generator)"
+        )
+    for child in module.children():
+        yield from _owners(child)
 
 
 @torch.no_grad()
-def initialize(model: nn.Module, d_model: int, seed: int | None = None) -> None:
+def initialize(model: nn.Module, seed: int | None = None) -> None:
     generator = torch.Generator().manual_seed(seed) if seed is not None else None
-    _init_projections(model, generator)
-    # Embeddings last, so that a weight tied to the output head ends with the embedding init.
-    for module in model.modules():
-        if isinstance(module, PositionTable):
+    owners = list(_owners(model))
+    for module in owners:
+        if isinstance(module, Sublayer):
             module.reset_parameters(generator)
-        elif isinstance(module, nn.Embedding):
-            module.weight.normal_(0.0, d_model**-0.5, generator=generator)
-        elif isinstance(module, nn.LayerNorm | nn.RMSNorm):
-            module.reset_parameters()
+        elif isinstance(module, nn.Linear):
+            xavier_uniform_(module, generator)
+    # Embeddings last, so that a weight tied to the output head ends with the embedding init.
+    for module in owners:
+        if isinstance(module, OwnsInit):
+            module.reset_parameters(generator)
 
 
 @torch.no_grad()

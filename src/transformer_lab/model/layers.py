@@ -6,12 +6,13 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from transformer_lab.config.validation import check_choice
+from transformer_lab.config.registry import Registry
 from transformer_lab.model.attention import KVCache, MultiHeadAttention
 from transformer_lab.model.init import Sublayer, xavier_uniform_
 from transformer_lab.model.residual import Residual
 
-ACTIVATIONS = ("relu", "gelu", "swiglu")
+# The FFNs by name: the network's keyword ``activation``, the config's ``model.ffn``.
+FFNS = Registry("activation")
 
 
 def swiglu_hidden(d_ff: int) -> int:
@@ -24,26 +25,33 @@ def swiglu_hidden(d_ff: int) -> int:
     return (2 * d_ff // 3 + 7) // 8 * 8
 
 
+@FFNS.register("relu")
 class FeedForward(Sublayer):
-    """Position-wise FFN: ``W2 act(W1 x)``, or SwiGLU ``W2 (silu(W1 x) * V x)``.
+    """Position-wise FFN ``W2 act(W1 x)`` with ReLU; the base every FFN overrides.
 
     Dropout follows the activation, as in ``torch.nn.Transformer``; the sublayer's output
     dropout belongs to :class:`~transformer_lab.model.residual.Residual`.
     """
 
-    def __init__(self, d_model: int, d_ff: int, dropout: float, activation: str):
+    blocks = 1  # matrices fused in W1 (SwiGLU: W1 and V)
+
+    def __init__(self, d_model: int, d_ff: int, dropout: float):
         super().__init__()
-        check_choice("activation", activation, ACTIVATIONS)
-        self.gated = activation == "swiglu"
-        hidden = swiglu_hidden(d_ff) if self.gated else d_ff
-        # For SwiGLU, W1 and V are fused into one [2*hidden, d_model] projection.
-        self.w1 = nn.Linear(d_model, 2 * hidden if self.gated else hidden)
+        hidden = self.hidden_width(d_ff)
+        self.w1 = nn.Linear(d_model, self.blocks * hidden)
         self.w2 = nn.Linear(hidden, d_model)
-        self.activation = F.gelu if activation == "gelu" else F.relu
         self.dropout = nn.Dropout(dropout)
 
+    @staticmethod
+    def hidden_width(d_ff: int) -> int:
+        return d_ff
+
+    def act(self, h: torch.Tensor) -> torch.Tensor:
+        """``W1 x [..., blocks * hidden]`` -> the activation ``[..., hidden]``."""
+        return F.relu(h)
+
     def reset_parameters(self, generator: torch.Generator | None = None) -> None:
-        xavier_uniform_(self.w1, generator, blocks=2 if self.gated else 1)
+        xavier_uniform_(self.w1, generator, blocks=self.blocks)
         xavier_uniform_(self.w2, generator)
 
     @torch.no_grad()
@@ -53,13 +61,31 @@ class FeedForward(Sublayer):
         self.w2.weight.mul_(beta)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        h = self.w1(x)
-        if self.gated:
-            gate, value = h.chunk(2, dim=-1)
-            h = F.silu(gate) * value
-        else:
-            h = self.activation(h)
-        return self.w2(self.dropout(h))
+        return self.w2(self.dropout(self.act(self.w1(x))))
+
+
+@FFNS.register("gelu")
+class GELUFeedForward(FeedForward):
+    """``W2 gelu(W1 x)``."""
+
+    def act(self, h: torch.Tensor) -> torch.Tensor:
+        return F.gelu(h)
+
+
+@FFNS.register("swiglu")
+class SwiGLU(FeedForward):
+    """``W2 (silu(W1 x) * V x)`` (Shazeer, 2020), W1 and V fused into one
+    ``[2*hidden, d_model]`` projection, at the parameter budget of :func:`swiglu_hidden`."""
+
+    blocks = 2
+
+    @staticmethod
+    def hidden_width(d_ff: int) -> int:
+        return swiglu_hidden(d_ff)
+
+    def act(self, h: torch.Tensor) -> torch.Tensor:
+        gate, value = h.chunk(2, dim=-1)
+        return F.silu(gate) * value
 
 
 @dataclass(frozen=True)
@@ -88,7 +114,7 @@ class LayerConfig:
         )
 
     def ffn(self) -> FeedForward:
-        return FeedForward(self.d_model, self.d_ff, self.dropout, activation=self.activation)
+        return FFNS.lookup(self.activation)(self.d_model, self.d_ff, self.dropout)
 
 
 class EncoderLayer(nn.Module):

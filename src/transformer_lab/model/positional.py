@@ -10,21 +10,52 @@ which one it has:
 - :meth:`PositionalEncoding.bias` -- which additive bias to put on self-attention scores
   (ALiBi).
 
+Each also gives its :meth:`PositionalEncoding.picture`, the data of the figure the
+callbacks draw of it (:mod:`transformer_lab.callbacks.positional_map`), so a new encoding
+brings its own picture. The encodings are registered by name in :data:`POSITIONAL_ENCODINGS`.
+
 Each takes explicit absolute ``positions`` so that incremental decoding gives a step at
 position t the encoding of t, never a restart at 0. None of them touches cross-attention:
 the decoder finds source positions only through what the encoder put into the memory.
 """
 
 import math
+from dataclasses import dataclass
 
 import torch
 from torch import nn
 
-from transformer_lab.config.validation import InvalidSetting, check_choice
+from transformer_lab.config.registry import Registry
+from transformer_lab.config.validation import InvalidSetting
+from transformer_lab.model.init import OwnsInit
+
+POSITIONAL_ENCODINGS = Registry("pos_encoding")
+
+
+@dataclass
+class Panel:
+    """One heatmap of a picture: ``values [rows, cols]`` on the colour scale ``limits``."""
+
+    values: torch.Tensor
+    limits: tuple[float, float]
+    xlabel: str
+    ylabel: str
+    title: str
+    cmap: str = "RdBu_r"
+
+
+@dataclass
+class Picture:
+    """What an encoding looks like: panels side by side in a figure of ``size`` inches."""
+
+    panels: list[Panel]
+    size: tuple[float, float]
 
 
 class PositionalEncoding(nn.Module):
     """No positional information (``none``); the base every encoding overrides."""
+
+    trained = False  # its picture is drawn at the end of fit (at the start it is the init)
 
     def __init__(self, d_model: int, num_heads: int, max_len: int):
         super().__init__()
@@ -42,6 +73,18 @@ class PositionalEncoding(nn.Module):
         """Additive attention bias ``[H, L_q, L_k]`` for self-attention."""
         return None
 
+    def picture(self, num_positions: int) -> Picture | None:
+        """The first ``num_positions`` (<= max_len) positions as a picture; None: nothing
+        to draw."""
+        return None
+
+
+def _table_picture(table: torch.Tensor, limit: float, kind: str) -> Picture:
+    """A table ``[positions, d_model]`` as one heatmap, position x dimension."""
+    title = f"{kind} positional encoding [position x dimension]"
+    panel = Panel(table.float().cpu(), (-limit, limit), "dimension", "position", title)
+    return Picture([panel], (7.0, 5.0))
+
 
 def sinusoid_table(max_len: int, d_model: int) -> torch.Tensor:
     """The paper's table ``[max_len, d_model]``: even columns sin, odd columns cos.
@@ -57,8 +100,13 @@ def sinusoid_table(max_len: int, d_model: int) -> torch.Tensor:
     return table.float()
 
 
+@POSITIONAL_ENCODINGS.register("sinusoidal")
 class Sinusoidal(PositionalEncoding):
-    """The fixed sin/cos table of Vaswani et al. (2017), a non-trainable buffer."""
+    """The fixed sin/cos table of Vaswani et al. (2017), a non-trainable buffer.
+
+    Picture: the table on a -1..1 scale, fast oscillations in the first dimensions, slow
+    ones in the last.
+    """
 
     def __init__(self, d_model: int, num_heads: int, max_len: int):
         super().__init__(d_model, num_heads, max_len)
@@ -74,8 +122,11 @@ class Sinusoidal(PositionalEncoding):
     def add(self, x: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
         return x + self.table[positions].to(x.dtype)
 
+    def picture(self, num_positions: int) -> Picture:
+        return _table_picture(self.table[:num_positions], 1.0, "sinusoidal")
 
-class PositionTable(nn.Embedding):
+
+class PositionTable(nn.Embedding, OwnsInit):
     """The learned encoding's table ``[max_len, d_model]``, drawn at the sinusoid's scale.
 
     ``N(0, 1/2)``: every row of the sinusoid has squared norm exactly ``d_model / 2`` (each
@@ -98,8 +149,14 @@ class PositionTable(nn.Embedding):
         self.weight.normal_(0.0, self.INIT_STD, generator=generator)
 
 
+@POSITIONAL_ENCODINGS.register("learned")
 class Learned(PositionalEncoding):
-    """A trained absolute table (BERT/GPT-2 style), added unscaled like the sinusoid."""
+    """A trained absolute table (BERT/GPT-2 style), added unscaled like the sinusoid.
+
+    Picture: the trained table on a symmetric scale, drawn at the end of fit.
+    """
+
+    trained = True
 
     def __init__(self, d_model: int, num_heads: int, max_len: int):
         super().__init__(d_model, num_heads, max_len)
@@ -108,13 +165,21 @@ class Learned(PositionalEncoding):
     def add(self, x: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
         return x + self.table(positions)
 
+    def picture(self, num_positions: int) -> Picture:
+        table = self.table.weight.detach()[:num_positions]
+        return _table_picture(table, table.abs().max().item(), "learned")
 
+
+@POSITIONAL_ENCODINGS.register("rotary")
 class Rotary(PositionalEncoding):
     """RoPE (Su et al., 2021): rotate each query/key pair of dims by ``position * freq``.
 
     The score ``q_i . k_j`` then depends on ``i - j`` only. Pairs are (d, d + head_dim/2)
     (the GPT-NeoX layout), which is the paper's interleaved form up to a fixed permutation
     of head dimensions and avoids strided copies.
+
+    Picture: what rotation alone does to attention, the score of one and the same vector
+    as query at position i and as key at position j, ``mean_d cos((i - j) theta_d)``.
     """
 
     def __init__(self, d_model: int, num_heads: int, max_len: int):
@@ -135,6 +200,16 @@ class Rotary(PositionalEncoding):
 
     def rotation(self, positions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         return self.cos[positions], self.sin[positions]
+
+    def picture(self, num_positions: int) -> Picture:
+        head_dim = 2 * self.cos.size(-1)
+        positions = torch.arange(num_positions, device=self.cos.device)
+        ones = torch.ones(1, 1, num_positions, head_dim, device=positions.device)  # [1, 1, L, Dh]
+        rotated = rotate(ones, self.rotation(positions))[0, 0]  # [L, Dh]
+        similarity = (rotated @ rotated.T / head_dim).cpu()  # [L, L]
+        title = "rotary: score of one vector at positions i, j"
+        panel = Panel(similarity, (-1.0, 1.0), "key position", "query position", title)
+        return Picture([panel], (6.0, 5.0))
 
 
 def rotate(x: torch.Tensor, rotation: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
@@ -160,11 +235,15 @@ def alibi_slopes(num_heads: int) -> torch.Tensor:
     return torch.tensor(slopes)
 
 
+@POSITIONAL_ENCODINGS.register("alibi")
 class ALiBi(PositionalEncoding):
     """Linear distance penalties on self-attention scores: ``-slope_h * |i - j|``.
 
     The encoder uses this symmetric (bidirectional) form; in the decoder the causal mask
     removes ``j > i``, which leaves exactly the paper's causal form ``-slope_h * (i - j)``.
+
+    Picture: each head's bias, each on its own scale since the slopes differ by powers of
+    two (the symmetric form; the decoder's causal mask keeps ``j <= i``).
     """
 
     def __init__(self, d_model: int, num_heads: int, max_len: int):
@@ -175,18 +254,27 @@ class ALiBi(PositionalEncoding):
         distance = (q_positions[:, None] - k_positions[None, :]).abs()  # [L_q, L_k]
         return -self.slopes[:, None, None] * distance
 
+    def picture(self, num_positions: int) -> Picture:
+        positions = torch.arange(num_positions, device=self.slopes.device)
+        bias = self.bias(positions, positions).cpu()  # [H, L, L]
+        panels = [
+            Panel(
+                bias[head],
+                (bias[head].min().item(), 0.0),
+                "key position",
+                "query position" if head == 0 else "",
+                f"ALiBi head {head}: bias",
+                cmap="Blues_r",
+            )
+            for head in range(bias.size(0))
+        ]
+        return Picture(panels, (2.6 * len(panels) + 0.8, 3.0))
 
-POSITIONAL_ENCODINGS: dict[str, type[PositionalEncoding]] = {
-    "sinusoidal": Sinusoidal,
-    "learned": Learned,
-    "rotary": Rotary,
-    "alibi": ALiBi,
-    "none": PositionalEncoding,
-}
+
+POSITIONAL_ENCODINGS.register("none")(PositionalEncoding)  # last in the list of names
 
 
 def build_positional_encoding(
     name: str, d_model: int, num_heads: int, max_len: int
 ) -> PositionalEncoding:
-    check_choice("pos_encoding", name, POSITIONAL_ENCODINGS)
-    return POSITIONAL_ENCODINGS[name](d_model, num_heads, max_len)
+    return POSITIONAL_ENCODINGS.lookup(name)(d_model, num_heads, max_len)

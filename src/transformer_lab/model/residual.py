@@ -13,8 +13,8 @@
   initialised smaller by ``beta`` (:func:`deepnorm_scales`, applied by
   :func:`~transformer_lab.model.init.scale_residual_branches`). No final stack norm.
 
-``norm_type`` picks the norm itself: ``layernorm`` (centre and scale, gain and bias) or
-``rmsnorm`` (Zhang & Sennrich, 2019: scale by the root mean square only, gain only).
+Each placement is a class in the registry :data:`NORM_PLACEMENTS` (``model.norm``);
+``norm_type`` picks the norm itself from :data:`~transformer_lab.model.norms.NORM_TYPES`.
 
 A layer calls :meth:`Residual.inner` on the sublayer's input and :meth:`Residual.outer`
 to merge the sublayer's output back, so one class owns the whole placement.
@@ -23,41 +23,63 @@ to merge the sublayer's output back, so one class owns the whole placement.
 import torch
 from torch import nn
 
-from transformer_lab.config.validation import check_choice
+from transformer_lab.config.registry import Registry
+from transformer_lab.model.norms import NORM_TYPES
 
-NORM_PLACEMENTS = ("post", "pre", "sandwich", "deepnorm")
-NORM_TYPES = ("layernorm", "rmsnorm")
-_NORMALIZED_BEFORE = ("pre", "sandwich")  # the sublayer reads a normalised input
-
-
-def check_norm(norm: str, norm_type: str = "layernorm") -> None:
-    check_choice("norm", norm, NORM_PLACEMENTS)
-    check_choice("norm_type", norm_type, NORM_TYPES)
+NORM_PLACEMENTS = Registry("norm")
 
 
-def make_norm(d_model: int, norm_type: str) -> nn.Module:
-    """A LayerNorm or an RMSNorm over the last dimension, both with eps 1e-5."""
-    if norm_type == "rmsnorm":
-        return nn.RMSNorm(d_model, eps=1e-5)
-    return nn.LayerNorm(d_model)
+@NORM_PLACEMENTS.register("post")
+class Placement:
+    """``post``: ``Norm(x + Dropout(F(x)))``; the base every placement overrides."""
+
+    before = False  # the sublayer reads a normalised input, and the stack ends with a norm
+    branch_norm = False  # the sublayer's output is normalised too
+
+    @staticmethod
+    def scales(
+        num_encoder_layers: int, num_decoder_layers: int
+    ) -> tuple[tuple[float, float], tuple[float, float]]:
+        """``((alpha, beta) of the encoder, (alpha, beta) of the decoder)``: the residual's
+        weight and the branches' init gain; 1s but for deepnorm."""
+        return (1.0, 1.0), (1.0, 1.0)
+
+
+@NORM_PLACEMENTS.register("pre")
+class PreNorm(Placement):
+    """``x + Dropout(F(Norm(x)))`` with one final norm per stack."""
+
+    before = True
+
+
+@NORM_PLACEMENTS.register("sandwich")
+class Sandwich(PreNorm):
+    """``x + Dropout(Norm(F(Norm(x))))``: pre-norm with the branch output normalised."""
+
+    branch_norm = True
+
+
+@NORM_PLACEMENTS.register("deepnorm")
+class DeepNorm(Placement):
+    """``Norm(alpha * x + Dropout(F(x)))`` with branches initialised smaller by ``beta``."""
+
+    @staticmethod
+    def scales(num_encoder_layers: int, num_decoder_layers: int):
+        """DeepNet's encoder-decoder constants for N encoder and M decoder layers (Wang et
+        al., 2022, Figure 2(b); derived from the update bound of §4.2-4.3): encoder
+        ``alpha = 0.81 (N^4 M)^(1/16)``, ``beta = 0.87 (N^4 M)^(-1/16)``;
+        decoder ``alpha = (3M)^(1/4)``, ``beta = (12M)^(-1/4)``."""
+        n, m = num_encoder_layers, num_decoder_layers
+        encoder = (0.81 * (n**4 * m) ** (1 / 16), 0.87 * (n**4 * m) ** (-1 / 16))
+        decoder = ((3 * m) ** (1 / 4), (12 * m) ** (-1 / 4))
+        return encoder, decoder
 
 
 def deepnorm_scales(
     norm: str, num_encoder_layers: int, num_decoder_layers: int
 ) -> tuple[tuple[float, float], tuple[float, float]]:
-    """``((alpha, beta) of the encoder, (alpha, beta) of the decoder)``; 1s but for deepnorm.
-
-    DeepNet's encoder-decoder constants for N encoder and M decoder layers (Wang et al.,
-    2022, Figure 2(b); derived from the update bound of §4.2-4.3): encoder
-    ``alpha = 0.81 (N^4 M)^(1/16)``, ``beta = 0.87 (N^4 M)^(-1/16)``;
-    decoder ``alpha = (3M)^(1/4)``, ``beta = (12M)^(-1/4)``.
-    """
-    if norm != "deepnorm":
-        return (1.0, 1.0), (1.0, 1.0)
-    n, m = num_encoder_layers, num_decoder_layers
-    encoder = (0.81 * (n**4 * m) ** (1 / 16), 0.87 * (n**4 * m) ** (-1 / 16))
-    decoder = ((3 * m) ** (1 / 4), (12 * m) ** (-1 / 4))
-    return encoder, decoder
+    """The placement ``norm``'s :meth:`Placement.scales`."""
+    return NORM_PLACEMENTS.lookup(norm).scales(num_encoder_layers, num_decoder_layers)
 
 
 class Residual(nn.Module):
@@ -76,11 +98,12 @@ class Residual(nn.Module):
         alpha: float = 1.0,
     ):
         super().__init__()
-        check_norm(norm, norm_type)
-        self.before = norm in _NORMALIZED_BEFORE
+        placement = NORM_PLACEMENTS.lookup(norm)
+        make_norm = NORM_TYPES.lookup(norm_type)
+        self.before = placement.before
         self.alpha = alpha
-        self.norm = make_norm(d_model, norm_type)
-        self.branch_norm = make_norm(d_model, norm_type) if norm == "sandwich" else None
+        self.norm = make_norm(d_model)
+        self.branch_norm = make_norm(d_model) if placement.branch_norm else None
         self.dropout = nn.Dropout(dropout)
 
     def inner(self, x: torch.Tensor) -> torch.Tensor:
@@ -99,5 +122,5 @@ class Residual(nn.Module):
 
 def final_norm(d_model: int, norm: str, norm_type: str = "layernorm") -> nn.Module:
     """The norm that closes a stack: only the placements that normalise before need one."""
-    check_norm(norm, norm_type)
-    return make_norm(d_model, norm_type) if norm in _NORMALIZED_BEFORE else nn.Identity()
+    placement = NORM_PLACEMENTS.lookup(norm)
+    return NORM_TYPES.lookup(norm_type)(d_model) if placement.before else nn.Identity()

@@ -14,29 +14,21 @@ choice build the very model of the shared choice, weight for weight.
 """
 
 import dataclasses
+import inspect
 import math
-from dataclasses import dataclass
+from dataclasses import MISSING, dataclass
 
 import torch
 from torch import nn
 
-from transformer_lab.config.validation import (
-    InvalidSetting,
-    check_choice,
-    check_flag,
-    check_integer,
-    check_number,
-)
 from transformer_lab.model import decoding, masks
 from transformer_lab.model.attention import KVCache
+from transformer_lab.model.config import TransformerConfig
+from transformer_lab.model.embedding import TokenEmbedding
 from transformer_lab.model.init import initialize, scale_residual_branches
 from transformer_lab.model.layers import DecoderLayer, EncoderLayer, LayerConfig
-from transformer_lab.model.positional import (
-    POSITIONAL_ENCODINGS,
-    PositionalEncoding,
-    build_positional_encoding,
-)
-from transformer_lab.model.residual import NORM_PLACEMENTS, deepnorm_scales, final_norm
+from transformer_lab.model.positional import PositionalEncoding, build_positional_encoding
+from transformer_lab.model.residual import deepnorm_scales, final_norm
 from transformer_lab.tokens import PAD
 
 
@@ -64,86 +56,67 @@ class DecoderCache:
 class Seq2SeqTransformer(nn.Module):
     """Source and target embeddings, an encoder and a decoder stack, an output head.
 
-    ``init_seed`` makes the initial weights independent of the global RNG (see
-    :mod:`.init`); leave it ``None`` to draw from the global RNG as usual. The arguments
-    ``encoder_norm``/``decoder_norm`` name a placement; the attributes of those names are
-    the stacks' final norms (their state-dict keys predate the arguments).
+    Built from a :class:`~transformer_lab.model.config.TransformerConfig` (``config=``), or
+    from ``src_vocab_size``, ``tgt_vocab_size`` and keywords named as its fields (or
+    positional arguments in their order), where each default and its help live: ``d_model``,
+    ``num_heads``, ``num_encoder_layers``, ``num_decoder_layers``, ``d_ff``, ``dropout``,
+    ``norm``, ``pos_encoding``, ``activation``, ``max_len``, ``tie_embeddings``,
+    ``init_seed``, ``norm_type``, then a stack's own choice as ``encoder_norm``,
+    ``decoder_norm``, ``encoder_pos_encoding``, ``decoder_pos_encoding``. ``self.config``
+    rebuilds it. ``init_seed`` makes the initial weights independent of the global RNG (see
+    :mod:`.init`). The attributes ``encoder_norm``/``decoder_norm`` are the stacks' final
+    norms (their state-dict keys predate the keywords of those names).
     """
 
-    def __init__(
-        self,
-        src_vocab_size: int,
-        tgt_vocab_size: int,
-        d_model: int = 512,
-        num_heads: int = 8,
-        num_encoder_layers: int = 6,
-        num_decoder_layers: int = 6,
-        d_ff: int = 2048,
-        dropout: float = 0.1,
-        norm: str = "post",
-        pos_encoding: str = "sinusoidal",
-        activation: str = "relu",
-        max_len: int = 512,
-        tie_embeddings: bool = False,
-        init_seed: int | None = None,
-        norm_type: str = "layernorm",
-        encoder_norm: str | None = None,
-        decoder_norm: str | None = None,
-        encoder_pos_encoding: str | None = None,
-        decoder_pos_encoding: str | None = None,
-    ):
+    def __init__(self, *args, config: TransformerConfig | None = None, **keywords):
         super().__init__()
-        _check_arguments(
-            dropout,
-            tie_embeddings,
-            init_seed,
-            src_vocab_size=src_vocab_size,
-            tgt_vocab_size=tgt_vocab_size,
-            d_model=d_model,
-            num_heads=num_heads,
-            num_encoder_layers=num_encoder_layers,
-            num_decoder_layers=num_decoder_layers,
-            d_ff=d_ff,
-            max_len=max_len,
-        )
-        encoder_norm, decoder_norm = _stack_choices("norm", norm, encoder_norm, decoder_norm)
-        encoder_pos_encoding, decoder_pos_encoding = _stack_choices(
-            "pos_encoding", pos_encoding, encoder_pos_encoding, decoder_pos_encoding
-        )
-        self.d_model, self.max_len = d_model, max_len
-        self.embed_scale = math.sqrt(d_model)
+        names = TransformerConfig.keyword_names()  # what positional arguments fill, in order
+        if config is None and len(args) <= len(names):
+            config = TransformerConfig.from_keywords(
+                **dict(zip(names, args, strict=False)), **keywords
+            )
+        elif args or keywords:
+            raise TypeError(
+                f"Seq2SeqTransformer takes a config, or at most {len(names)} positional "
+                "arguments and keywords"
+            )
+        self.config = c = config
+        self.d_model, self.max_len = c.d_model, c.max_len
+        self.embed_scale = math.sqrt(c.d_model)
 
-        self.src_embed = nn.Embedding(src_vocab_size, d_model)
-        self.tgt_embed = nn.Embedding(tgt_vocab_size, d_model)
-        self.src_pos = build_positional_encoding(encoder_pos_encoding, d_model, num_heads, max_len)
-        self.tgt_pos = build_positional_encoding(decoder_pos_encoding, d_model, num_heads, max_len)
-        self.embed_dropout = nn.Dropout(dropout)
+        self.src_embed = TokenEmbedding(c.src_vocab_size, c.d_model)
+        self.tgt_embed = TokenEmbedding(c.tgt_vocab_size, c.d_model)
+        self.src_pos = build_positional_encoding(
+            c.stack("encoder", "pos_encoding"), c.d_model, c.num_heads, c.max_len
+        )
+        self.tgt_pos = build_positional_encoding(
+            c.stack("decoder", "pos_encoding"), c.d_model, c.num_heads, c.max_len
+        )
+        self.embed_dropout = nn.Dropout(c.dropout)
         # each stack's constants follow from its own placement (1s unless deepnorm); a
         # deepnorm stack keeps DeepNet's encoder-decoder constants, which depend on both
         # depths, whatever the other stack's placement
-        (enc_alpha, enc_beta), _ = deepnorm_scales(
-            encoder_norm, num_encoder_layers, num_decoder_layers
-        )
-        _, (dec_alpha, dec_beta) = deepnorm_scales(
-            decoder_norm, num_encoder_layers, num_decoder_layers
-        )
+        encoder_norm, decoder_norm = c.stack("encoder", "norm"), c.stack("decoder", "norm")
+        depths = (c.num_encoder_layers, c.num_decoder_layers)
+        (enc_alpha, enc_beta), _ = deepnorm_scales(encoder_norm, *depths)
+        _, (dec_alpha, dec_beta) = deepnorm_scales(decoder_norm, *depths)
         encoder = LayerConfig(
-            d_model=d_model,
-            num_heads=num_heads,
-            d_ff=d_ff,
-            dropout=dropout,
+            d_model=c.d_model,
+            num_heads=c.num_heads,
+            d_ff=c.d_ff,
+            dropout=c.dropout,
             norm=encoder_norm,
-            norm_type=norm_type,
-            activation=activation,
+            norm_type=c.norm_type,
+            activation=c.activation,
             alpha=enc_alpha,
         )
         decoder = dataclasses.replace(encoder, norm=decoder_norm, alpha=dec_alpha)
-        self.encoder_layers, self.encoder_norm = _stack(EncoderLayer, encoder, num_encoder_layers)
-        self.decoder_layers, self.decoder_norm = _stack(DecoderLayer, decoder, num_decoder_layers)
-        self.output = nn.Linear(d_model, tgt_vocab_size)
-        if tie_embeddings:
+        self.encoder_layers, self.encoder_norm = _stack(EncoderLayer, encoder, c.num_encoder_layers)
+        self.decoder_layers, self.decoder_norm = _stack(DecoderLayer, decoder, c.num_decoder_layers)
+        self.output = nn.Linear(c.d_model, c.tgt_vocab_size)
+        if c.tie_embeddings:
             self.output.weight = self.tgt_embed.weight
-        initialize(self, d_model, init_seed)
+        initialize(self, c.init_seed)
         scale_residual_branches(self.encoder_layers, enc_beta)
         scale_residual_branches(self.decoder_layers, dec_beta)
 
@@ -267,6 +240,21 @@ class Seq2SeqTransformer(nn.Module):
         return decoding.greedy(self, src, max_new_tokens, use_cache)
 
 
+def _signature() -> inspect.Signature:
+    """The keyword API as ``help`` and ``inspect`` show it: the config's keywords in their
+    positional order with their defaults, then ``config``."""
+    kind, empty = inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.empty
+    parameters = [
+        inspect.Parameter(name, kind, default=empty if default is MISSING else default)
+        for name, default in TransformerConfig.keyword_defaults().items()
+    ]
+    config = inspect.Parameter("config", inspect.Parameter.KEYWORD_ONLY, default=None)
+    return inspect.Signature([*parameters, config])
+
+
+Seq2SeqTransformer.__signature__ = _signature()
+
+
 def check_source(src: torch.Tensor) -> None:
     """A ValueError naming the rows of ``src [B, S]`` that hold nothing but PAD: their
     attention would have no key, and softmax over no key is NaN.
@@ -291,31 +279,3 @@ def _stack(
     """
     layers = nn.ModuleList(layer(config) for _ in range(num_layers))
     return layers, final_norm(config.d_model, config.norm, config.norm_type)
-
-
-def _stack_choices(key: str, shared: str, encoder: str | None, decoder: str | None):
-    """``(the encoder's choice, the decoder's choice)`` of ``key`` (``norm`` or
-    ``pos_encoding``): each stack's own where given, else ``shared``; InvalidSetting names
-    the setting (``encoder_norm``, ...) whose name is unknown."""
-    choices = {"norm": NORM_PLACEMENTS, "pos_encoding": POSITIONAL_ENCODINGS}[key]
-    check_choice(key, shared, choices)
-    for stack, own in (("encoder", encoder), ("decoder", decoder)):
-        if own is not None:  # None: the shared choice
-            check_choice(f"{stack}_{key}", own, choices)
-    return (shared if encoder is None else encoder), (shared if decoder is None else decoder)
-
-
-def _check_arguments(dropout, tie_embeddings, init_seed, **sizes) -> None:
-    """InvalidSetting for the first size that is not a positive integer, the bad head
-    split, a dropout outside [0, 1), a flag or a seed of the wrong kind."""
-    for name, value in sizes.items():
-        check_integer(name, value, minimum=1)
-    d_model, num_heads = sizes["d_model"], sizes["num_heads"]
-    if d_model % num_heads:
-        raise InvalidSetting(
-            "d_model", d_model, f"not divisible by num_heads={num_heads}", "a multiple of num_heads"
-        )
-    check_number("dropout", dropout, minimum=0, below=1)
-    check_flag("tie_embeddings", tie_embeddings)
-    if init_seed is not None:  # None: draw from the global RNG
-        check_integer("init_seed", init_seed, minimum=0, maximum=2**64 - 1)

@@ -55,16 +55,17 @@ def load(path: Path) -> tuple[Seq2SeqLitModule, SplitsDataModule, int | None]:
     Lightning passes a class only the saved settings its constructor takes and drops the
     rest; a setting this version does not know would change what is evaluated unseen, so
     it is an error here. A setting added since the checkpoint was written takes the value
-    that builds what it was trained as (``ADDED_SETTINGS``). A datamodule that reads files
-    (``data=pairs``) reads them when its splits are first needed, not here: generating from
-    a checkpoint needs none of them.
+    that builds what it was trained as, a renamed one its current name
+    (``Seq2SeqLitModule.current_settings``). A datamodule that reads files (``data=pairs``)
+    reads them when its splits are first needed, not here: generating from a checkpoint
+    needs none of them.
     """
     checkpoint = read_checkpoint(path)
     kwargs = {"map_location": "cpu", "weights_only": True}
-    saved = checkpoint["hyper_parameters"]
-    older = {k: v for k, v in Seq2SeqLitModule.ADDED_SETTINGS.items() if k not in saved}
+    saved = Seq2SeqLitModule.current_settings(checkpoint["hyper_parameters"])
+    checkpoint["hyper_parameters"] = saved
     try:
-        module = Seq2SeqLitModule.load_from_checkpoint(path, **kwargs, **older)
+        module = Seq2SeqLitModule.load_from_checkpoint(path, **kwargs, **saved)
         datamodule = datamodule_class(checkpoint).load_from_checkpoint(path, **kwargs)
     except InvalidSetting as error:
         raise EvaluationError(str(error.within("data"))) from None

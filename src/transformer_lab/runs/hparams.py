@@ -43,7 +43,7 @@ CURATED = (
     "model.norm",
     "model.norm_type",
     "model.pos_encoding",
-    "model.activation",
+    "model.ffn",
     "model.lr",
     "model.schedule",
     "model.warmup_steps",

@@ -5,7 +5,6 @@ Every constructor argument is a primitive (int, float, str, bool, list of floats
 and a checkpoint alone rebuilds the model.
 """
 
-from collections.abc import Sequence
 from typing import ClassVar
 
 import lightning as L
@@ -14,15 +13,18 @@ import torch.nn.functional as F
 from lightning.pytorch.plugins.precision import MixedPrecision
 from torch import nn
 
-from transformer_lab.config.validation import InvalidSetting, check_flag, check_number
+from transformer_lab.config.validation import check_flag
 from transformer_lab.model import Seq2SeqTransformer
+from transformer_lab.model.config import TransformerConfig
 from transformer_lab.model.decoding import beam_search, greedy_to_length
+from transformer_lab.model.layers import FFNS
 from transformer_lab.model.transformer import check_source
 from transformer_lab.tokens import FIRST_CONTENT, PAD
 from transformer_lab.training.final_step import is_final_step
 from transformer_lab.training.loss import token_nll
 from transformer_lab.training.metrics import StageMetrics
-from transformer_lab.training.schedules import check_schedule, lr_multiplier
+from transformer_lab.training.optim import OptimConfig
+from transformer_lab.training.schedules import lr_multiplier
 from transformer_lab.training.text_metrics import TextMetrics
 
 FUSED_DEVICES = ("cpu", "cuda")  # where torch (>= 2.4) has fused AdamW kernels and the lab runs
@@ -59,20 +61,6 @@ def fused_adamw_fits(device: torch.device, trainer: L.Trainer | None) -> bool:
     return not (mixed and trainer.gradient_clip_val)
 
 
-def _check_training_settings(lr, betas, weight_decay, label_smoothing, compile) -> None:
-    """InvalidSetting for the first training setting torch would refuse only once the fit
-    starts (AdamW is built in ``configure_optimizers``), or would take silently (a string
-    ``compile``)."""
-    check_number("lr", lr, above=0)
-    if not isinstance(betas, Sequence) or isinstance(betas, str) or len(betas) != 2:
-        raise InvalidSetting("betas", betas, "not a pair", "[beta1, beta2], each in [0, 1)")
-    for name, beta in zip(("betas[0]", "betas[1]"), betas, strict=True):
-        check_number(name, beta, minimum=0, below=1)
-    check_number("weight_decay", weight_decay, minimum=0)
-    check_number("label_smoothing", label_smoothing, minimum=0, below=1)
-    check_flag("compile", compile)
-
-
 class Seq2SeqLitModule(L.LightningModule):
     """Trains :class:`~transformer_lab.model.Seq2SeqTransformer` on ``{src, tgt_in, tgt_out}``.
 
@@ -99,6 +87,15 @@ class Seq2SeqLitModule(L.LightningModule):
         "encoder_pos_encoding": None,
         "decoder_pos_encoding": None,
     }
+    # Settings renamed since checkpoints were first written: old name -> current name.
+    RENAMED_SETTINGS: ClassVar[dict[str, str]] = {"activation": "ffn"}
+
+    @classmethod
+    def current_settings(cls, saved: dict) -> dict:
+        """A checkpoint's saved settings under this version's names, with the settings
+        added since (``ADDED_SETTINGS``) at the values it was trained with."""
+        renamed = {cls.RENAMED_SETTINGS.get(key, key): value for key, value in saved.items()}
+        return {**cls.ADDED_SETTINGS, **renamed}
 
     def __init__(
         self,
@@ -118,7 +115,7 @@ class Seq2SeqLitModule(L.LightningModule):
         decoder_norm: str | None,
         encoder_pos_encoding: str | None,
         decoder_pos_encoding: str | None,
-        activation: str,
+        ffn: str,
         max_len: int,
         tie_embeddings: bool,
         init_seed: int | None,
@@ -133,33 +130,20 @@ class Seq2SeqLitModule(L.LightningModule):
     ):
         """Every setting is required: the lab's values are in one place,
         ``conf/model/transformer.yaml`` (and its groups), which every run composes, and a
-        checkpoint holds them all. (The network's own keyword defaults are the paper's,
-        for :class:`~transformer_lab.model.Seq2SeqTransformer` used alone.)"""
+        checkpoint holds them all. They become two typed configs: the network's
+        (:class:`~transformer_lab.model.config.TransformerConfig`, ``self.model.config``,
+        whose own defaults are the paper's, for the network used alone) and the
+        optimisation's (:class:`~transformer_lab.training.optim.OptimConfig`, ``self.optim``)."""
         super().__init__()
-        _check_training_settings(lr, betas, weight_decay, label_smoothing, compile)
-        check_schedule(schedule, warmup_steps, min_lr_ratio)  # before any training
-        self.save_hyperparameters()
-        self.model = Seq2SeqTransformer(
-            src_vocab_size=src_vocab_size,
-            tgt_vocab_size=tgt_vocab_size,
-            d_model=d_model,
-            num_heads=num_heads,
-            num_encoder_layers=num_encoder_layers,
-            num_decoder_layers=num_decoder_layers,
-            d_ff=d_ff,
-            dropout=dropout,
-            norm=norm,
-            pos_encoding=pos_encoding,
-            activation=activation,
-            max_len=max_len,
-            tie_embeddings=tie_embeddings,
-            init_seed=init_seed,
-            norm_type=norm_type,
-            encoder_norm=encoder_norm,
-            decoder_norm=decoder_norm,
-            encoder_pos_encoding=encoder_pos_encoding,
-            decoder_pos_encoding=decoder_pos_encoding,
+        FFNS.lookup(ffn, "ffn")  # refused by its key here, not by the network's keyword
+        self.optim = OptimConfig(  # checked here, before any training
+            lr, betas, weight_decay, schedule, warmup_steps, min_lr_ratio, label_smoothing
         )
+        check_flag("compile", compile)
+        self.save_hyperparameters()
+        settings = {**self.hparams, "activation": ffn}  # the network's keyword for model.ffn
+        network = {name: settings[name] for name in TransformerConfig.keyword_names()}
+        self.model = Seq2SeqTransformer(config=TransformerConfig.from_keywords(**network))
         if compile:  # lazily, at the first call; the state_dict keys stay the same
             self.model.compile()
         else:  # the model summary runs it for real FLOPs and shapes (compiling would take long)
@@ -206,7 +190,7 @@ class Seq2SeqLitModule(L.LightningModule):
 
     def training_step(self, batch: dict[str, torch.Tensor], batch_idx: int) -> torch.Tensor:
         logits = self.model(batch["src"], batch["tgt_in"])  # [B, T, V]
-        loss = token_nll(logits, batch["tgt_out"], self.hparams.label_smoothing)
+        loss = token_nll(logits, batch["tgt_out"], self.optim.label_smoothing)
         if self._logger_writes_this_step():
             self.log("train/loss", loss, prog_bar=True, batch_size=batch["src"].size(0))
             # one tag for the learning rate (LearningRateMonitor would split it per group)
@@ -252,9 +236,9 @@ class Seq2SeqLitModule(L.LightningModule):
     def configure_optimizers(self):
         """:func:`adamw` with the configured learning rate, stepped by the schedule; fused
         where it fits (:meth:`_fused_optimizer`)."""
-        hp = self.hparams
-        optimizer = adamw(self, hp.lr, hp.betas, hp.weight_decay, self._fused_optimizer())
-        multiplier = lr_multiplier(hp.schedule, hp.warmup_steps, hp.min_lr_ratio, self._max_steps())
+        o = self.optim
+        optimizer = adamw(self, o.lr, o.betas, o.weight_decay, self._fused_optimizer())
+        multiplier = lr_multiplier(o.schedule, o.warmup_steps, o.min_lr_ratio, self._max_steps())
         scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, multiplier)
         return {
             "optimizer": optimizer,
