@@ -14,6 +14,8 @@ RESUMABLE = [
     "data.train_size=384",  # 12 batches per epoch: the stop lands mid-epoch
     "model.dropout=0.1",  # dropout draws from the RNG: the resume must restore it
     "model.warmup_steps=10",
+    "model.schedule=noam",  # not cosine, which decays over trainer.max_steps: a run extended
+    # from 20 to 40 steps trains what a 40-step run trains only under a schedule blind to it
     "trainer.max_steps=40",
     "trainer.val_check_interval=20",
     "trainer.deterministic=true",
