@@ -8,44 +8,41 @@ the second thread starts to pay decides nothing alone (docs/performance.md, *Thr
 but it says what an idle machine gives up at 1 thread.
 """
 
-import statistics
-import time
-
 import torch
 
+from transformer_lab.bench.timing import seconds_per_call
 from transformer_lab.bench.training import build
 from transformer_lab.bench.workloads import D256, MAIN, Size, random_batch, train_step
 
+# each size with the steps timed per turn: about half a second of work on a 2-core CPU
 SIZES = [
-    MAIN,
-    Size("d128", d_model=128, num_heads=4, layers=2, d_ff=512, batch=64, length=32, vocab=64),
-    D256,
-    Size("d512", d_model=512, num_heads=8, layers=6, d_ff=2048, batch=32, length=64, vocab=8000),
+    (MAIN, 20),
+    (Size("d128", d_model=128, num_heads=4, layers=2, d_ff=512, batch=64, length=32, vocab=64), 3),
+    (D256, 2),
+    (
+        Size(
+            "d512", d_model=512, num_heads=8, layers=6, d_ff=2048, batch=32, length=64, vocab=8000
+        ),
+        1,
+    ),
 ]
 ROUNDS = 7
 
 
-def step_seconds(size: Size, threads: tuple[int, int]) -> dict[int, float]:
-    """The median seconds of one training step at each thread count."""
+def step_seconds(size: Size, threads: tuple[int, int], calls: int = 1) -> dict[int, float]:
+    """The median seconds of one training step at each thread count, the counts taking
+    turns (:func:`~transformer_lab.bench.timing.seconds_per_call`)."""
     model, optimizer = build(size, "post")
     batch = random_batch(size)
-    calls = max(2, round(0.5 / _one_step(model, optimizer, batch)))  # ~half a second a turn
-    times: dict[int, list[float]] = {n: [] for n in threads}
-    for round_ in range(ROUNDS):
-        for n in threads if round_ % 2 else threads[::-1]:  # who goes first alternates
+
+    def step_on(n: int):
+        def step() -> None:
             torch.set_num_threads(n)
             train_step(model, optimizer, batch)
-            start = time.perf_counter()
-            for _ in range(calls):
-                train_step(model, optimizer, batch)
-            times[n].append((time.perf_counter() - start) / calls)
-    return {n: statistics.median(t) for n, t in times.items()}
 
+        return step
 
-def _one_step(model, optimizer, batch) -> float:
-    start = time.perf_counter()
-    train_step(model, optimizer, batch)
-    return time.perf_counter() - start
+    return seconds_per_call({n: step_on(n) for n in threads}, calls, ROUNDS, warmup=1)
 
 
 def main() -> None:
@@ -53,8 +50,8 @@ def main() -> None:
     if most < 2:
         raise SystemExit("thread_gain compares 1 thread with more: set OMP_NUM_THREADS=2 or more")
     print(f"| model | 1 thread | {most} threads | speed-up |\n|---|--:|--:|--:|")
-    for size in SIZES:
-        seconds = step_seconds(size, (1, most))
+    for size, calls in SIZES:
+        seconds = step_seconds(size, (1, most), calls)
         one, many = seconds[1], seconds[most]
         print(f"| {size.label} | {one * 1e3:.1f} ms | {many * 1e3:.1f} ms | {one / many:.2f}x |")
 
