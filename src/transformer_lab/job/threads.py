@@ -39,6 +39,11 @@ def _cpu_times() -> tuple[int, int]:
     return sum(fields), fields[3] + fields[4]
 
 
+def cores() -> int:
+    """The cores this process may use (CPU affinity and cgroup quotas respected)."""
+    return joblib.cpu_count()
+
+
 def machine_cores() -> int:
     """The machine's cores, all of which ``/proc/stat`` counts."""
     return os.cpu_count() or 1
@@ -57,7 +62,7 @@ def set_job_threads(setting: int | str) -> str | None:
         return None
     if setting == AUTO:
         busy = busy_cores()
-        available = joblib.cpu_count()
+        available = cores()
         threads = free_cores(available, machine_cores(), busy)
         why = f"threads=auto: {available} cores, {busy or 0:.1f} busy with other work"
     else:

@@ -7,16 +7,12 @@ on a CPU (one per GPU on GPUs) and each job gives torch ``cores // n_jobs`` thre
 least one; a job's own ``threads`` setting is not applied there.
 """
 
-import joblib
 import torch
 from omegaconf import OmegaConf
 
+from transformer_lab.job.threads import cores
+
 GPU_ACCELERATORS = ("gpu", "cuda")
-
-
-def cores() -> int:
-    """The cores this process may use (CPU affinity and cgroup quotas respected)."""
-    return joblib.cpu_count()
 
 
 def uses_gpus(accelerator: str) -> bool:
