@@ -116,16 +116,24 @@ def one_thread_env() -> dict[str, str]:
 @pytest.fixture(scope="session")
 def lab_module():
     """``lab_module(**settings) -> Seq2SeqLitModule`` with the main job's settings (those of
-    ``conf/model/transformer.yaml``, the one place they are written: the constructor has no
-    defaults), ``settings`` changed."""
+    ``conf/``, the one place they are written: the constructor has no defaults), changed by
+    ``settings`` named flat (``d_model=32, lr=3e-3, encoder_norm="pre"``) and placed in the
+    config tree as an old checkpoint's are (:func:`current_settings`)."""
+    from transformer_lab.config.renamed import current_settings
     from transformer_lab.training.module import Seq2SeqLitModule
 
     GlobalHydra.instance().clear()
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
-        main_job = OmegaConf.to_container(compose("train").model, resolve=True)
+        main_job = OmegaConf.masked_copy(compose("train"), ["model", "optim", "compile", "seed"])
+        OmegaConf.resolve(main_job)  # model.init_seed: ${seed}
+        del main_job["seed"]
     GlobalHydra.instance().clear()
-    del main_job["_target_"]
-    return lambda **settings: Seq2SeqLitModule(**(main_job | settings))
+
+    def build(**settings):
+        tree = OmegaConf.merge(main_job, current_settings(settings))
+        return Seq2SeqLitModule(**OmegaConf.to_container(tree, resolve=True))
+
+    return build
 
 
 @pytest.fixture(scope="session")

@@ -164,7 +164,7 @@ def evaluate(cfg: DictConfig) -> dict:
     module, datamodule, global_step = load(path)
     test_splits = {k: v for k, v in cfg.data.items() if v is not None}
     if test_splits:
-        datamodule = with_test_splits(datamodule, test_splits, module.hparams.max_len)
+        datamodule = with_test_splits(datamodule, test_splits, module.model.config.max_len)
     try:
         check_beam_search(module.model, cfg.beam_size, cfg.length_penalty)
     except ValueError as error:

@@ -1,5 +1,5 @@
 """``python -m transformer_lab.bench --time-to-result`` runs only the rows of the main job's
-time to its result, in one run: the stop at the target, fused AdamW and ``model.compile``
+time to its result, in one run: the stop at the target, fused AdamW and ``compile``
 (``--quick`` leaves out the two that take minutes, saying why)."""
 
 import json

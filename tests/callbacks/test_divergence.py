@@ -17,8 +17,8 @@ pytestmark = pytest.mark.slow  # real training runs, one of them diverging
 
 HUGE_LR = [
     *TINY,
-    "model.lr=1e3",
-    "model.schedule=constant",
+    "optim.lr=1e3",
+    "optim.schedule=constant",
     "trainer.max_steps=30",
     "trainer.val_check_interval=10",
     "~callbacks.attention_maps",

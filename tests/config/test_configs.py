@@ -38,7 +38,7 @@ def test_every_group_option_builds_datamodule_module_and_trainer(compose_train, 
     cfg = compose_train([override, *files])
     datamodule, module, trainer = build(cfg)
     assert isinstance(module.model, Seq2SeqTransformer)
-    assert module.hparams.max_len >= datamodule.max_seq_len
+    assert module.model.config.max_len >= datamodule.max_seq_len
     assert trainer.max_steps == cfg.trainer.max_steps
 
 
@@ -60,7 +60,8 @@ def test_each_model_option_group_has_one_yaml_per_registered_name(group, registr
 def test_group_options_reach_the_model(compose_train):
     cfg = compose_train(["model/norm=pre", "model/pos_encoding=rotary", "model/ffn=swiglu"])
     _, module, _ = build(cfg)
-    assert (module.hparams.norm, module.hparams.pos_encoding, module.hparams.ffn) == (
+    c = module.model.config
+    assert (c.norm, c.pos_encoding, c.ffn) == (
         "pre",
         "rotary",
         "swiglu",
@@ -92,7 +93,7 @@ def test_pe_extrapolation_sweeps_every_encoding_and_tests_past_the_training_leng
     datamodule, module, _ = build(compose_train(["experiment=pe_extrapolation"]))
     assert datamodule.test_split_names == ["test", "test_long"]
     assert datamodule.test_long_max_len > datamodule.max_len
-    assert module.hparams.max_len >= datamodule.max_seq_len  # the tables cover test_long
+    assert module.model.config.max_len >= datamodule.max_seq_len  # the tables cover test_long
 
 
 @pytest.mark.parametrize("experiment", options("experiment"))

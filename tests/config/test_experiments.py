@@ -98,13 +98,13 @@ def test_stability_experiments_run_without_gradient_clipping(sweeps, experiment)
 
 def test_warmup_compares_post_with_and_without_ma_and_yaratss_warmup_and_pre_without(sweeps):
     config, jobs, _ = sweeps["warmup"]
-    beta2 = jobs[0].model.betas[1]
+    beta2 = jobs[0].optim.betas[1]
     rule = round(2 / (1 - beta2))  # 100 steps for beta2 = 0.98
-    recipes = {(job.model.norm, job.model.warmup_steps) for job in jobs}
+    recipes = {(job.model.norm, job.optim.warmup_steps) for job in jobs}
     assert recipes == {("post", rule), ("post", 0), ("pre", 0)}
     # no warmup eats the run: at most an eighth of the steps
     assert rule <= jobs[0].trainer.max_steps / 8
-    assert {job.model.schedule for job in jobs} == {"linear_warmup"}  # no noam decay
+    assert {job.optim.schedule for job in jobs} == {"linear_warmup"}  # no noam decay
     assert {job.model.num_encoder_layers for job in jobs} == {6}
     # seeds until decided, from seeds no pilot used, learned judged by an exact test
     assert config.hydra.sweeper.first_seed >= 1000 and config.hydra.sweeper.budget >= 8
@@ -114,7 +114,7 @@ def test_warmup_compares_post_with_and_without_ma_and_yaratss_warmup_and_pre_wit
 
 def test_liu_control_runs_both_hybrids_and_both_uniform_placements(sweeps):
     _, jobs, _ = sweeps["liu_control"]
-    cells = {(job.model.encoder_norm, job.model.decoder_norm) for job in jobs}
+    cells = {(job.model.encoder.norm, job.model.decoder.norm) for job in jobs}
     assert cells == {("post", "post"), ("post", "pre"), ("pre", "post"), ("pre", "pre")}
 
 

@@ -30,10 +30,10 @@ def test_the_sweepers_that_run_a_grid_are_recognised_by_their_option(overrides, 
 @pytest.mark.parametrize(
     "arguments",
     [
-        ["model/norm=pre,post", "seed=0,1,2", "model.lr=1e-3"],
+        ["model/norm=pre,post", "seed=0,1,2", "optim.lr=1e-3"],
         ["seed=0,1,2", "data=copy,sort", "seed=5"],  # typed again: one value, first place
         ["seed=range(0,3)", "+trainer.benchmark=true", "~callbacks.samples"],
-        ["model.betas=[0.9,0.99]", "tags=choice(a,'b c')", "x=shuffle(range(1,2))"],
+        ["optim.betas=[0.9,0.99]", "tags=choice(a,'b c')", "x=shuffle(range(1,2))"],
     ],
 )
 def test_a_sweep_expands_to_the_jobs_of_hydras_basic_sweeper(arguments):
@@ -43,8 +43,8 @@ def test_a_sweep_expands_to_the_jobs_of_hydras_basic_sweeper(arguments):
 
 
 def test_a_sweep_of_an_interval_is_refused_as_hydras_basic_sweeper_refuses_it():
-    overrides = PARSER.parse_overrides(["model.lr=interval(0.1,1)"])
+    overrides = PARSER.parse_overrides(["optim.lr=interval(0.1,1)"])
     with pytest.raises(HydraException, match="sweep"):
         BasicSweeper.split_arguments(overrides, max_batch_size=None)
-    with pytest.raises(HydraException, match=r"model.lr=interval\(0.1,1\)"):
+    with pytest.raises(HydraException, match=r"optim.lr=interval\(0.1,1\)"):
         expand_sweep(overrides)

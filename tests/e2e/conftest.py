@@ -13,8 +13,8 @@ RESUMABLE = [
     "experiment=smoke",
     "data.train_size=384",  # 12 batches per epoch: the stop lands mid-epoch
     "model.dropout=0.1",  # dropout draws from the RNG: the resume must restore it
-    "model.warmup_steps=10",
-    "model.schedule=noam",  # not cosine, which decays over trainer.max_steps: a run extended
+    "optim.warmup_steps=10",
+    "optim.schedule=noam",  # not cosine, which decays over trainer.max_steps: a run extended
     # from 20 to 40 steps trains what a 40-step run trains only under a schedule blind to it
     "trainer.max_steps=40",
     "trainer.val_check_interval=20",
@@ -37,18 +37,18 @@ REPORT_TINY = [
     "experiment=smoke",
     "trainer.max_steps=8",
     "trainer.val_check_interval=4",
-    "model.schedule=constant",
+    "optim.schedule=constant",
     "~callbacks.progress_bar",
     "~callbacks.attention_maps",
     "data.test_long_size=32",
     "data.test_long_max_len=12",
 ]
-REPORT_SWEEP = ["model.lr=1e-3,1e3", "seed=0,1"]
+REPORT_SWEEP = ["optim.lr=1e-3,1e3", "seed=0,1"]
 
 
 @pytest.fixture(scope="session")
 def tiny_sweep(tmp_path_factory):
-    """``(completed process, sweep folder)`` of ``-m model.lr=1e-3,1e3 seed=0,1``. Its
+    """``(completed process, sweep folder)`` of ``-m optim.lr=1e-3,1e3 seed=0,1``. Its
     readers run the report in it; one that changes anything else works on a copy."""
     folder, record = built_once(
         tmp_path_factory,

@@ -76,8 +76,8 @@ REFUSED_STARTS = {
         ["trainer.max_steps=2.5"],
         "error: trainer.max_steps=2.5: not an integer; allowed: an integer >= 1",
     ),
-    "lr=abc": (["model.lr=abc"], "error: model.lr='abc': not a number; allowed: a number > 0"),
-    "lr=-1": (["model.lr=-1"], "error: model.lr=-1: out of range; allowed: a number > 0"),
+    "lr=abc": (["optim.lr=abc"], "error: optim.lr='abc': not a number; allowed: a number > 0"),
+    "lr=-1": (["optim.lr=-1"], "error: optim.lr=-1: out of range; allowed: a number > 0"),
     "seed=abc": (
         ["seed=abc"],
         "error: seed='abc': not an integer; allowed: an integer in [0, 4294967295]",
@@ -92,8 +92,8 @@ REFUSED_STARTS = {
         "file, 'last', or null",
     ),
     "sweep": (  # the second job is bad: the sweep stops before the first one starts
-        ["-m", "model.lr=1e-3,abc"],
-        "error: model.lr='abc': not a number; allowed: a number > 0 (sweep job: model.lr=abc)",
+        ["-m", "optim.lr=1e-3,abc"],
+        "error: optim.lr='abc': not a number; allowed: a number > 0 (sweep job: optim.lr=abc)",
     ),
 }
 

@@ -33,26 +33,26 @@ hypotheses:
     claim: "In 20 steps a constant learning rate of 1e-2 lowers the loss more than 1e-4."
     source: "this test"
     metric: val/loss
-    key: model.lr
+    key: optim.lr
     values: [1e-2, 1e-4]
     predicted: A better
   - id: small_lr_learns_sooner
     claim: "In 20 steps a constant learning rate of 1e-4 lowers the loss more than 1e-2."
     source: "this test"
     metric: val/loss
-    key: model.lr
+    key: optim.lr
     values: [1e-2, 1e-4]
     predicted: B better
   - id: small_lr_learns_whole_sequences
     claim: "In 20 steps a learning rate of 1e-4 gets more sequences right than 1e-2."
     source: "this test"
     metric: val/seq_acc
-    key: model.lr
+    key: optim.lr
     values: [1e-4, 1e-2]
     predicted: A better
 """
 QUIET = ["~callbacks.progress_bar", "~callbacks.attention_maps", "~callbacks.norm_comparison"]
-SWEEP = ["model.lr=1e-2,1e-4", "seed=0,1,2"]
+SWEEP = ["optim.lr=1e-2,1e-4", "seed=0,1,2"]
 
 
 def sweep_command(root: Path, *overrides: str) -> list[str]:
@@ -83,7 +83,7 @@ def metrics_by_lr(sweep: Path) -> dict[str, list[dict]]:
     jobs = sorted(sweep.glob("*/metrics.json"), key=lambda p: p.parent.name)
     found: dict[str, list[dict]] = {}
     for path in jobs:
-        lr = next(p.split("=")[1] for p in path.parent.name.split(",") if p.startswith("model.lr"))
+        lr = next(p.split("=")[1] for p in path.parent.name.split(",") if p.startswith("optim.lr"))
         found.setdefault(lr, []).append(json.loads(path.read_text()))
     return found
 
@@ -136,6 +136,6 @@ def test_a_hypothesis_the_sweep_cannot_evaluate_stops_it_before_any_folder(tmp_p
     errors = [line for line in run.stderr.splitlines() if line.startswith("error")]
     assert errors == [
         "error: hypotheses.large_lr_learns_sooner.key='model.d_model': the sweep does not vary "
-        "it; allowed: model.lr, or hypotheses=[] to judge none"
+        "it; allowed: optim.lr, or hypotheses=[] to judge none"
     ]
     assert not (tmp_path / "outputs").exists()

@@ -16,10 +16,10 @@ STUDY = ["-m", "hparams_search=optuna"]
 
 @pytest.mark.slow
 def test_warmups_that_reach_max_steps_stop_the_study_before_its_first_trial(tmp_path):
-    typed = ["experiment=smoke", "trainer.max_steps=200", "model.warmup_steps=choice(0,100,200)"]
+    typed = ["experiment=smoke", "trainer.max_steps=200", "optim.warmup_steps=choice(0,100,200)"]
     result = run_train_here(tmp_path, *STUDY, *typed, cwd=tmp_path)
     assert result.returncode == 2
-    refused = "error: model.warmup_steps=choice(0,100,200) searches warmups up to 200, not below "
+    refused = "error: optim.warmup_steps=choice(0,100,200) searches warmups up to 200, not below "
     assert refused + "trainer.max_steps=200; allowed: " in result.stderr
     assert not (tmp_path / "multirun").exists() or not any((tmp_path / "multirun").iterdir())
 
@@ -47,7 +47,7 @@ def test_a_four_trial_study_with_a_failing_trial_completes_and_writes_the_best(
         "optimized_metric=val/token_acc",
         "hydra.sweeper.n_trials=4",
         "hydra.sweeper.sampler.seed=1",
-        "model.warmup_steps=choice(-1,0,10,20)",
+        "optim.warmup_steps=choice(-1,0,10,20)",
         "~callbacks.progress_bar",
         "~callbacks.attention_maps",
         "~callbacks.norm_comparison",
@@ -59,8 +59,8 @@ def test_a_four_trial_study_with_a_failing_trial_completes_and_writes_the_best(
     sweep = load_sweep(sweep_dir)
     assert len(sweep.runs) == 4, output[-3000:]
     (failed,) = [r for r in sweep.runs if r.failure]
-    assert failed.overrides["model.warmup_steps"] == "-1"
-    assert "model.warmup_steps=-1: out of range" in failed.failure["message"]
+    assert failed.overrides["optim.warmup_steps"] == "-1"
+    assert "optim.warmup_steps=-1: out of range" in failed.failure["message"]
     assert "Failed experiment" not in output  # the study got a number, not a failed trial
     summary = json.loads((sweep_dir / "summary.json").read_text())
     assert (summary["finished"], len(summary["failed"])) == (3, 1)
@@ -71,9 +71,9 @@ def test_a_four_trial_study_with_a_failing_trial_completes_and_writes_the_best(
     assert min(finished) > 0.0
     assert best.best_value == pytest.approx(max(finished))
     winner = finished[max(finished)]
-    assert best.best_params["model.warmup_steps"] == int(winner.overrides["model.warmup_steps"])
-    assert best.best_params["model.lr"] == pytest.approx(float(winner.overrides["model.lr"]))
+    assert best.best_params["optim.warmup_steps"] == int(winner.overrides["optim.warmup_steps"])
+    assert best.best_params["optim.lr"] == pytest.approx(float(winner.overrides["optim.lr"]))
     for run in sweep.finished:  # HPARAMS mark the searched keys, not the overrides all share
         experiment, _ = read_hparams(run.path)
         differs = {h.name for h in experiment.hparam_infos if h.differs}
-        assert differs == {"model.lr", "model.warmup_steps"}
+        assert differs == {"optim.lr", "optim.warmup_steps"}

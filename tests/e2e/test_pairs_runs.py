@@ -60,7 +60,7 @@ TRAINING = [
     "data.batch_size=32",
     "trainer.max_steps=200",
     "trainer.val_check_interval=100",
-    "model.warmup_steps=100",
+    "optim.warmup_steps=100",
     "trainer.accelerator=cpu",
     "~callbacks.progress_bar",
     "samples=0",

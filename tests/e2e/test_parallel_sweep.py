@@ -17,13 +17,13 @@ TINY = [
     "experiment=smoke",
     "trainer.max_steps=8",
     "trainer.val_check_interval=4",
-    "model.schedule=constant",
+    "optim.schedule=constant",
     "~callbacks.attention_maps",
 ]
 # lr -1 is refused by its job (a failing job), 1e3 diverges, the other two train. The check
 # of every job before the sweep would refuse the whole sweep at once: it is switched off, so
 # that a job fails after the sweep started, as one can for reasons no check can see.
-SWEEP = ["model.lr=1e-3,3e-3,1e3,-1", "~hydra.callbacks.config_check"]
+SWEEP = ["optim.lr=1e-3,3e-3,1e3,-1", "~hydra.callbacks.config_check"]
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +39,7 @@ def sweep(tmp_path_factory):
 
 def jobs(folder) -> dict:
     """The sweep's jobs by learning rate."""
-    return {float(run.overrides["model.lr"]): run for run in read_jobs(folder)}
+    return {float(run.overrides["optim.lr"]): run for run in read_jobs(folder)}
 
 
 def test_the_failing_job_is_recorded_the_others_finish_and_the_sweep_exits_1(sweep):
@@ -48,7 +48,7 @@ def test_the_failing_job_is_recorded_the_others_finish_and_the_sweep_exits_1(swe
     runs = jobs(folder)
     assert sorted(runs) == [-1, 1e-3, 3e-3, 1e3]
     assert [lr for lr, run in runs.items() if run.failure] == [-1]
-    assert runs[-1].failure["message"] == "model.lr=-1: out of range; allowed: a number > 0"
+    assert runs[-1].failure["message"] == "optim.lr=-1: out of range; allowed: a number > 0"
     assert all(runs[lr].finished for lr in (1e-3, 3e-3, 1e3))
     assert runs[1e3].diverged and not runs[1e-3].diverged and not runs[3e-3].diverged
     summary = json.loads((folder / "summary.json").read_text())
@@ -61,7 +61,7 @@ def test_each_job_is_named_by_what_the_sweep_varies_and_ran_on_its_share_of_the_
     _, folder = sweep
     pinned = threads_per_job(N_JOBS, cores())
     for lr, run in jobs(folder).items():  # named in the worker as in the sweep's process
-        assert run.name == f"model.lr={run.overrides['model.lr']}", run.overrides
+        assert run.name == f"optim.lr={run.overrides['optim.lr']}", run.overrides
         if run.finished:
             assert run.metrics["torch_threads"] == pinned, lr
 
@@ -82,7 +82,7 @@ def test_the_terminal_gets_one_line_per_job_start_and_end_the_details_go_to_trai
     assert f"done      {runs[1e-3].name}  val/seq_acc {accuracy:.3f}" in ends[1e-3]
     step = runs[1e3].metrics["diverged_at_step"]
     assert f"diverged  {runs[1e3].name}  at step {step}" in ends[1e3]
-    assert f"failed    {runs[-1].name}  InvalidSetting: model.lr=-1: out of range" in ends[-1]
+    assert f"failed    {runs[-1].name}  InvalidSetting: optim.lr=-1: out of range" in ends[-1]
     terminal = result.stdout + result.stderr
     assert "GPU available" not in terminal and "Trainable params" not in terminal
     log = (runs[1e-3].path / "train.log").read_text()
@@ -95,7 +95,7 @@ def test_hparams_mark_the_swept_key_as_differing_in_the_workers_too(sweep, read_
     for lr, run in jobs(folder).items():
         if run.finished:
             experiment, _ = read_hparams(run.path)
-            assert {h.name for h in experiment.hparam_infos if h.differs} == {"model.lr"}, lr
+            assert {h.name for h in experiment.hparam_infos if h.differs} == {"optim.lr"}, lr
 
 
 def test_the_report_reads_the_sweep(sweep):

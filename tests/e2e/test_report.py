@@ -46,7 +46,7 @@ def test_the_report_has_one_row_per_configuration_and_its_figures(tiny_sweep, re
     _, sweep = tiny_sweep
     rows = table_rows(report)
     assert [(row[0], row[1]) for row in rows] == [("0.001", "2"), ("1000.0", "2")]  # lr, runs
-    assert "configurations differ by `model.lr`" in report
+    assert "configurations differ by `optim.lr`" in report
     for figure in ("val_loss.png", "accuracy_by_length.png", "grad_norm_by_layer.png"):
         assert (sweep / figure).stat().st_size > 1000
         assert f"({figure})" in report
@@ -70,7 +70,7 @@ def test_length_generalization_is_the_mean_over_seeds_at_each_test_long_length(t
     runs = load_sweep(sweep).configurations()[("0.001",)]
     section = report.split("## Length generalization")[1].split("\n## ")[0]
     rows = [line for line in section.splitlines() if line.startswith("| ")]
-    assert rows[0] == "| model.lr | 11 words | 12 words |"
+    assert rows[0] == "| optim.lr | 11 words | 12 words |"
     expected = [
         f"{statistics.fmean(r.metrics[f'test_long/seq_acc_by_len/{n}'] for r in runs):.3f}"
         for n in (11, 12)

@@ -31,7 +31,7 @@ hypotheses:
     claim: "In 20 steps a constant learning rate of 1e-2 lowers the loss more than 1e-5."
     source: "this test"
     metric: val/loss
-    key: model.lr
+    key: optim.lr
     values: [1e-2, 1e-5]
     fixed: {model.d_ff: 64}
     predicted: A better
@@ -41,13 +41,13 @@ hypotheses:
     metric: val/loss
     key: model.d_ff
     values: [65, 64]
-    fixed: {model.lr: 1e-2}
+    fixed: {optim.lr: 1e-2}
     predicted: A better
 
 hydra:
   sweeper:
     params:
-      model.lr: 1e-2,1e-5
+      optim.lr: 1e-2,1e-5
       model.d_ff: 64,65
     first: 3
     budget: 6
@@ -65,7 +65,7 @@ def command(root: Path) -> list[str]:
 
 
 def seeds_of(sweep: Path, lr: str, d_ff: int) -> list[int]:
-    names = [p.name for p in sweep.glob(f"*model.d_ff={d_ff},model.lr={lr},seed=*") if p.is_dir()]
+    names = [p.name for p in sweep.glob(f"*model.d_ff={d_ff},optim.lr={lr},seed=*") if p.is_dir()]
     return sorted(int(name.split("seed=")[1].split(",")[0]) for name in names)
 
 

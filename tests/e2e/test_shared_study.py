@@ -73,7 +73,7 @@ def test_workers_share_one_study_and_a_dead_workers_trial_fails_by_heartbeat(tmp
     assert f"{len(trials)} jobs, {len(trials)} finished" in report
     for trial in trials:  # a row of the final metrics each
         assert (
-            f"| {trial.params['model.lr']} | {trial.params['model.warmup_steps']} | 1 |" in report
+            f"| {trial.params['optim.lr']} | {trial.params['optim.warmup_steps']} | 1 |" in report
         )
 
     # a worker killed (with its job) while its trial runs: the trial stays RUNNING ...

@@ -44,7 +44,7 @@ def test_a_study_stopped_after_two_trials_continues_to_all_four_in_one_history(t
     assert [(t.number, t.state) for t in trials] == [
         (n, optuna.trial.TrialState.COMPLETE) for n in range(4)
     ]
-    assert len({t.params["model.lr"] for t in trials}) == 4  # the continued draws are new
+    assert len({t.params["optim.lr"] for t in trials}) == 4  # the continued draws are new
     workers = sorted(p for p in study_folder.iterdir() if p.is_dir())
     assert [len(list(w.glob("*/metrics.json"))) for w in workers] == [2, 2]
     assert len(optuna.get_all_study_summaries(study_storage(storage))) == 1

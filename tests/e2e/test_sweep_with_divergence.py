@@ -15,7 +15,7 @@ def test_a_sweep_with_diverging_jobs_exits_0_and_completes_the_other_jobs(tiny_s
     jobs = read_jobs(sweep)
     assert len(jobs) == 4
     for job in jobs:
-        huge = float(job.overrides["model.lr"]) > 1
+        huge = float(job.overrides["optim.lr"]) > 1
         assert job.metrics["diverged"] is huge
         if huge:
             assert job.metrics["diverged_at_step"] >= 0

@@ -147,10 +147,11 @@ def test_a_checkpoint_whose_weights_do_not_fit_the_model_is_a_clear_error(untrai
 
 def test_a_setting_this_version_does_not_take_is_a_clear_error(untrained_checkpoint):
     path, checkpoint = untrained_checkpoint  # weights that fit, and one unknown setting
-    checkpoint["hyper_parameters"]["qk_norm"] = True
+    checkpoint["hyper_parameters"]["model"]["qk_norm"] = True
     torch.save(checkpoint, path)
     with pytest.raises(
-        EvaluationError, match=r"does not fit this version.*does not take: hyper_parameters.qk_norm"
+        EvaluationError,
+        match=r"does not fit this version.*: model.qk_norm=True: TransformerConfig takes no such",
     ):
         evaluate(eval_config(ckpt_path=path))
 
@@ -174,8 +175,8 @@ def test_a_missing_path_or_a_folder_without_checkpoints_is_a_clear_error(tmp_pat
                 "datamodule_hyper_parameters": {},
                 "pytorch-lightning_version": lightning.__version__,
             },
-            r"does not fit this version of transformer_lab: .*missing 22 required keyword-only "
-            r"arguments: 'src_vocab_size', 'tgt_vocab_size', 'd_model',",
+            r"does not fit this version of transformer_lab: .*missing 1 required keyword-only "
+            r"argument: 'compile'",
         ),
     ],
     ids=["text", "foreign", "incompatible"],

@@ -61,7 +61,7 @@ def test_an_option_registered_here_is_selected_built_trained_compared_and_drawn(
             "experiment=smoke",
             "model.norm_type=scalenorm",
             "model.pos_encoding=ramp",
-            "model.schedule=constant",  # a first step at the full lr, not warmup's 0
+            "optim.schedule=constant",  # a first step at the full lr, not warmup's 0
             "trainer.max_steps=1",
             "trainer.val_check_interval=1",
             "~callbacks.progress_bar",

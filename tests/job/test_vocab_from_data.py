@@ -16,7 +16,7 @@ def pairs_file(tmp_path) -> str:
 
 def test_the_synthetic_tasks_keep_their_vocab_size(compose_train):
     _, module = build_data_and_model(compose_train(["data.vocab_size=20"]))
-    assert (module.hparams.src_vocab_size, module.hparams.tgt_vocab_size) == (20, 20)
+    assert (module.model.config.src_vocab_size, module.model.config.tgt_vocab_size) == (20, 20)
 
 
 def test_a_learnt_tokenizer_sizes_the_model(compose_train, tmp_path):
@@ -31,19 +31,19 @@ def test_a_learnt_tokenizer_sizes_the_model(compose_train, tmp_path):
         ]
     )
     datamodule, module = build_data_and_model(cfg)
-    assert module.hparams.src_vocab_size == datamodule.src_vocab_size == 4 + 2 + 36
-    assert module.hparams.tgt_vocab_size == datamodule.tgt_vocab_size == 4 + 2 + 36
+    assert module.model.config.src_vocab_size == datamodule.src_vocab_size == 4 + 2 + 36
+    assert module.model.config.tgt_vocab_size == datamodule.tgt_vocab_size == 4 + 2 + 36
     assert datamodule.src_codec is not datamodule.tgt_codec
 
 
 def test_scan_has_a_vocabulary_for_commands_and_one_for_actions(compose_train):
     _, module = build_data_and_model(compose_train(["data=scan"]))
-    assert (module.hparams.src_vocab_size, module.hparams.tgt_vocab_size) == (16, 9)
+    assert (module.model.config.src_vocab_size, module.model.config.tgt_vocab_size) == (16, 9)
 
 
 def test_a_larger_vocabulary_may_be_pinned_a_smaller_one_is_refused(compose_train):
     _, module = build_data_and_model(compose_train(["model.src_vocab_size=40"]))
-    assert (module.hparams.src_vocab_size, module.hparams.tgt_vocab_size) == (40, 16)
+    assert (module.model.config.src_vocab_size, module.model.config.tgt_vocab_size) == (40, 16)
     with pytest.raises(InvalidSetting) as refused:
         build_data_and_model(compose_train(["model.tgt_vocab_size=10"]))
     assert str(refused.value) == (

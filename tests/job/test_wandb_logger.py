@@ -91,7 +91,7 @@ def test_a_run_logs_offline_with_no_account_and_its_file_holds_what_tensorboard_
     for name in ("WANDB_MODE", "WANDB_API_KEY", "WANDB_BASE_URL"):  # the suite's offline too
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("NETRC", str(tmp_path / "no_netrc"))  # not logged in
-    cfg = compose_train([*TINY, "logger=wandb", "model.lr=2e-3", f"paths.outputs_root={tmp_path}"])
+    cfg = compose_train([*TINY, "logger=wandb", "optim.lr=2e-3", f"paths.outputs_root={tmp_path}"])
     train(cfg)
     run_dir = tmp_path / "run"
     recorded = json.loads((run_dir / "metrics.json").read_text())
@@ -100,7 +100,7 @@ def test_a_run_logs_offline_with_no_account_and_its_file_holds_what_tensorboard_
     (path,) = run_dir.glob("wandb/offline-run-*/run-*.wandb")  # offline: no account needed
     run, config, history = read_run(finished(path))
     assert (run.display_name, run.project) == ("run", "transformer_lab")  # tensorboard's name
-    assert (config["model.lr"], config["experiment"]) == (2e-3, "smoke")  # the overrides
+    assert (config["optim.lr"], config["experiment"]) == (2e-3, "smoke")  # the overrides
     assert (config["model.d_model"], config["trainer.max_steps"]) == (32, 20)  # curated keys
     validations = [row for row in history if "val/seq_acc" in row]
     assert [row["trainer/global_step"] for row in validations] == [9, 19]

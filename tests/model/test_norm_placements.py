@@ -6,6 +6,7 @@ import pytest
 import torch
 from torch import nn
 
+from transformer_lab.job.build import build_data_and_model
 from transformer_lab.model import Seq2SeqTransformer
 from transformer_lab.model.norms import NORM_TYPES
 from transformer_lab.model.residual import Residual, deepnorm_scales
@@ -120,11 +121,7 @@ def test_rmsnorm_model_has_only_rmsnorms_and_finite_gradients():
 
 
 def test_norm_type_config_group_reaches_the_model(compose_train):
-    from hydra.utils import instantiate
-
-    # the model node alone: trainer, loggers and callbacks have nothing to do with it (nor
-    # the data, which gives the vocabularies' sizes in a run: job/build.py)
     cfg = compose_train(["model/norm=deepnorm", "model/norm_type=rmsnorm"])
-    module = instantiate(cfg.model, src_vocab_size=16, tgt_vocab_size=16)
-    assert (module.hparams.norm, module.hparams.norm_type) == ("deepnorm", "rmsnorm")
+    _, module = build_data_and_model(cfg)
+    assert (module.model.config.norm, module.model.config.norm_type) == ("deepnorm", "rmsnorm")
     assert any(isinstance(m, nn.RMSNorm) for m in module.model.modules())

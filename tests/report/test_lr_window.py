@@ -37,7 +37,7 @@ RESULTS = {
 def make_job(sweep, norm, lr, schedule, seed, result) -> None:
     """A job folder as the CLI leaves it: overrides, then metrics.json and the val/seq_acc
     curve (half the final value at step 49, the final one at step 99), or failed.json."""
-    overrides = {"model.norm": norm, "model.lr": lr, "model.schedule": schedule, "seed": seed}
+    overrides = {"model.norm": norm, "optim.lr": lr, "optim.schedule": schedule, "seed": seed}
     job = sweep / ",".join(f"{k}={v}" for k, v in overrides.items())
     (job / ".hydra").mkdir(parents=True)
     (job / ".hydra" / "overrides.yaml").write_text(
@@ -93,8 +93,8 @@ def test_the_best_lr_row_holds_its_metrics_and_the_window_where_every_run_trains
         "val/seq_acc",
         "val/loss",
         "median steps to val/seq_acc ≥ 0.9 (reached)",
-        "trains (every run ≥ 0.9) at model.lr",
-        "largest model.lr that trains, per seed",
+        "trains (every run ≥ 0.9) at optim.lr",
+        "largest optim.lr that trains, per seed",
     ]
     post_constant, post_warmup, pre_constant, pre_warmup = rows(table)
     # 1e-3 diverged once; never reached: beyond the run's end (its last validation, 99)
@@ -126,7 +126,7 @@ def test_cells_name_diverged_failed_and_never_reached_instead_of_a_value(sweep):
     runs = load_sweep(sweep).runs
 
     def cell(norm, lr, schedule):
-        keys = ("model.norm", "model.lr", "model.schedule")
+        keys = ("model.norm", "optim.lr", "optim.schedule")
         mine = [r for r in runs if tuple(r.overrides[k] for k in keys) == (norm, lr, schedule)]
         return _cell_text(mine, target=0.9)
 

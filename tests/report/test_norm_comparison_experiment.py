@@ -14,13 +14,13 @@ def test_the_sweep_crosses_norm_depth_warmup_and_two_seeds():
     assert {key: str(value).split(",") for key, value in params.items()} == {
         "model/norm": ["post", "pre"],
         "depth": ["2", "6"],
-        "model.schedule": ["constant", "linear_warmup"],
+        "optim.schedule": ["constant", "linear_warmup"],
         "seed": ["0", "1"],
     }
 
 
 def test_depth_sets_both_stacks_and_the_learning_rate_is_large(compose_train):
     _, module, trainer = build(compose_train(["experiment=norm_comparison", "depth=6"]))
-    hparams = module.hparams
-    assert (hparams.num_encoder_layers, hparams.num_decoder_layers) == (6, 6)
-    assert (hparams.lr, hparams.schedule, trainer.max_steps) == (3e-3, "constant", 600)
+    network, optim = module.model.config, module.optim
+    assert (network.num_encoder_layers, network.num_decoder_layers) == (6, 6)
+    assert (optim.lr, optim.schedule, trainer.max_steps) == (3e-3, "constant", 600)

@@ -27,21 +27,21 @@ hypotheses:
     claim: "Post-norm learns with a warmup and stalls without one."
     source: "Xiong et al. 2020"
     metric: outcome/learned
-    key: model.warmup_steps
+    key: optim.warmup_steps
     values: [100, 0]
     predicted: A better
   - id: auc_unscored
     claim: "Post-norm learns sooner with a warmup."
     source: "a guess"
     metric: val/seq_acc_auc
-    key: model.warmup_steps
+    key: optim.warmup_steps
     values: [100, 0]
     predicted: A better
   - id: auc_scored
     claim: "Post-norm learns sooner with a warmup, a diverged run scoring 0."
     source: "a guess"
     metric: val/seq_acc_auc
-    key: model.warmup_steps
+    key: optim.warmup_steps
     values: [100, 0]
     predicted: A better
     diverged_value: 0.0
@@ -59,7 +59,7 @@ def make_sweep(folder, hypotheses=HYPOTHESES):
                 "diverged": diverged,
                 "diverged_at_step": 40 if diverged else None,
             }
-            overrides = {"model.warmup_steps": warmup, "seed": seed}
+            overrides = {"optim.warmup_steps": warmup, "seed": seed}
             job = hand_made_job(folder, overrides, metrics, config="trainer:\n  max_steps: 600\n")
             (job / ".hydra" / "config.yaml").write_text(hypotheses)
     return folder
@@ -130,7 +130,7 @@ def test_fewer_than_three_runs_a_side_get_no_verdict(tmp_path):
     for warmup, runs in RUNS_TWO.items():
         for seed, (acc, auc, *_) in enumerate(runs):
             metrics = {"val/seq_acc": acc, "val/seq_acc_auc": auc, "diverged": False}
-            job = hand_made_job(tmp_path, {"model.warmup_steps": warmup, "seed": seed}, metrics)
+            job = hand_made_job(tmp_path, {"optim.warmup_steps": warmup, "seed": seed}, metrics)
             (job / ".hydra" / "config.yaml").write_text(HYPOTHESES)
     sweep = load_sweep(tmp_path)
     words = [v.word for v in judge_all(sweep, read_hypotheses(sweep))]
@@ -139,7 +139,7 @@ def test_fewer_than_three_runs_a_side_get_no_verdict(tmp_path):
 
 def test_a_difference_of_accuracies_stays_inside_minus_1_and_1(tmp_path):
     sweep = load_sweep(make_sweep(tmp_path))
-    found = compare(sweep, "val/seq_acc", "model.warmup_steps", ("0", "100"), [])
+    found = compare(sweep, "val/seq_acc", "optim.warmup_steps", ("0", "100"), [])
     t_low = found.difference.low  # the paired t interval of -0.95, -0.99, -1.0, -0.97
     assert t_low < -1.0
     assert found.interval == (-1.0, pytest.approx(found.difference.high))
@@ -154,13 +154,13 @@ def test_a_continuous_comparison_of_runs_that_learned_and_stalled_says_it_is_two
     for warmup, values in mixed.items():
         for seed, acc in enumerate(values):
             metrics = {"val/seq_acc": acc, "diverged": False}
-            hand_made_job(tmp_path, {"model.warmup_steps": warmup, "seed": seed}, metrics)
+            hand_made_job(tmp_path, {"optim.warmup_steps": warmup, "seed": seed}, metrics)
     sweep = load_sweep(tmp_path)
-    found = compare(sweep, "val/seq_acc", "model.warmup_steps", ("0", "100"), [])
+    found = compare(sweep, "val/seq_acc", "optim.warmup_steps", ("0", "100"), [])
     assert found.two_valued
     assert (
         pairing_cell(found)
         == "paired, 3 seeds; runs both learned and not: two-valued, see outcome/learned"
     )
-    counts = compare(sweep, "outcome/learned", "model.warmup_steps", ("0", "100"), [])
+    counts = compare(sweep, "outcome/learned", "optim.warmup_steps", ("0", "100"), [])
     assert not counts.two_valued and pairing_cell(counts) == "learned 1/3 vs 3/3"

@@ -20,7 +20,7 @@ from transformer_lab.sweep.sequential import SequentialDesign
 SWEEPS = 2000
 RATE = 0.5  # every configuration learns half the time: no difference
 GRID = [
-    [f"model.norm={norm}", f"model.warmup_steps={warmup}"]
+    [f"model.norm={norm}", f"optim.warmup_steps={warmup}"]
     for norm in ("post", "pre")
     for warmup in (0, 100)
 ]
@@ -30,7 +30,7 @@ HYPOTHESES = [
         "",
         "",
         "outcome/learned",
-        "model.warmup_steps",
+        "optim.warmup_steps",
         ("100", "0"),
         (("model.norm", "post"),),
         "A better",
@@ -42,7 +42,7 @@ HYPOTHESES = [
         "val/seq_acc_auc",
         "model.norm",
         ("pre", "post"),
-        (("model.warmup_steps", "0"),),
+        (("optim.warmup_steps", "0"),),
         "A better",
     ),
 ]

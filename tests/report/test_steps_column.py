@@ -27,12 +27,12 @@ def make_sweep(folder):
         final = curve[-1][1]
         metrics = {"val/seq_acc": final, "val/loss": 1.0 - final}
         metrics |= {"diverged": diverged_at is not None, "diverged_at_step": diverged_at}
-        overrides = {"model/norm": norm, "model.lr": lr, "seed": seed}
+        overrides = {"model/norm": norm, "optim.lr": lr, "seed": seed}
         hand_made_job(folder, overrides, metrics, {"val/seq_acc": curve}, CONFIG)
     return load_sweep(folder)
 
 
-def column(table: str, name: str, lr: str = "model.lr") -> dict[tuple[str, str], str]:
+def column(table: str, name: str, lr: str = "optim.lr") -> dict[tuple[str, str], str]:
     """``{(norm, learning rate): cell}`` of the markdown ``table``'s column ``name``."""
     lines = [[c.strip() for c in line.strip("| ").split(" | ")] for line in table.splitlines()]
     header, rows = lines[0], lines[2:]
@@ -53,7 +53,7 @@ def test_a_diverged_run_counts_as_one_that_never_reached_the_target(tmp_path):
 
 def test_the_learning_rate_window_counts_the_steps_as_the_table_does(tmp_path):
     sweep = make_sweep(tmp_path)
-    best = column(best_lr_table(sweep, 0.9), STEPS, lr="best model.lr")
+    best = column(best_lr_table(sweep, 0.9), STEPS, lr="best optim.lr")
     table = column(configuration_table(sweep, 0.9), STEPS)
     assert best == {("post", "0.001"): "> 199 (1/2)", ("pre", "0.001"): "> 149 (1/2)"}
     assert list(best.values()) == [table[(norm, "1e-3")] for norm, _ in best]

@@ -22,14 +22,14 @@ State = optuna.trial.TrialState
 @pytest.fixture
 def kept_study(tmp_path) -> Sweep:
     """A worker's sweep folder recording a study of four finished trials and one failed,
-    whose value depends on ``model.lr`` alone."""
+    whose value depends on ``optim.lr`` alone."""
     url = storage_url(tmp_path / "optuna.db")
     StudyRecord(url, "lr_warmup").write(tmp_path)
     study = optuna.create_study(study_name="lr_warmup", storage=study_storage(url))
     for number in range(5):
         trial = study.ask()
-        lr = trial.suggest_float("model.lr", 1e-4, 3e-2, log=True)
-        trial.suggest_int("model.warmup_steps", 100, 1000)
+        lr = trial.suggest_float("optim.lr", 1e-4, 3e-2, log=True)
+        trial.suggest_int("optim.warmup_steps", 100, 1000)
         if number == 2:
             study.tell(trial, state=State.FAIL)
         else:

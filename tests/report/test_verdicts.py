@@ -35,7 +35,7 @@ hypotheses:
     metric: val/seq_acc_auc
     key: model/norm
     values: [pre, post]
-    fixed: {model.schedule: constant}
+    fixed: {optim.schedule: constant}
     predicted: A better
   - id: post_learns_faster
     claim: "Without warmup, post-norm learns faster than pre-norm."
@@ -43,13 +43,13 @@ hypotheses:
     metric: val/seq_acc_auc
     key: model.norm
     values: [pre, post]
-    fixed: {model.schedule: constant}
+    fixed: {optim.schedule: constant}
     predicted: B better
   - id: warmup_helps_pre
     claim: "Pre-norm learns faster with a warmup."
     source: "a guess"
     metric: val/seq_acc_auc
-    key: model.schedule
+    key: optim.schedule
     values: [linear_warmup, constant]
     fixed: {model.norm: pre}
     predicted: A better
@@ -59,7 +59,7 @@ hypotheses:
     metric: val/seq_acc_auc
     key: model.norm
     values: [sandwich, post]
-    fixed: {model.schedule: constant}
+    fixed: {optim.schedule: constant}
     predicted: A better
 """
 
@@ -81,7 +81,7 @@ def make_sweep(folder, hypotheses: str = HYPOTHESES):
                 "diverged": diverged,
                 "diverged_at_step": 150 if diverged else None,
             }
-            overrides = {"model/norm": norm, "model.schedule": schedule, "seed": seed}
+            overrides = {"model/norm": norm, "optim.schedule": schedule, "seed": seed}
             job = hand_made_job(folder, overrides, metrics, {"val/seq_acc": curve(reached)}, CONFIG)
             (job / ".hydra" / "config.yaml").write_text(hypotheses)
     return folder
@@ -151,7 +151,7 @@ def test_steps_to_target_are_a_median_with_the_runs_that_never_reached_it_beyond
 def test_a_comparison_pairs_by_seed_and_equals_scipys_paired_t_interval(tmp_path):
     sweep = load_sweep(make_sweep(tmp_path))
     found = compare(
-        sweep, "val/seq_acc_auc", "model.norm", ("post", "pre"), [("model.schedule", "constant")]
+        sweep, "val/seq_acc_auc", "model.norm", ("post", "pre"), [("optim.schedule", "constant")]
     )
     expected = stats.ttest_rel(auc("post", "constant"), auc("pre", "constant"))
     ci = expected.confidence_interval(0.95)
@@ -165,7 +165,7 @@ def test_a_comparison_pairs_by_seed_and_equals_scipys_paired_t_interval(tmp_path
         "val/seq_acc_auc",
         "model.norm",
         ("post", "pre"),
-        [("model.schedule", "linear_warmup")],
+        [("optim.schedule", "linear_warmup")],
     )
     ci = stats.ttest_rel(auc("post", "linear_warmup"), auc("pre", "linear_warmup")[:2])
     assert warm.difference.paired and warm.difference.n_a == 2
@@ -179,7 +179,7 @@ def test_sides_that_ran_other_seeds_get_welchs_interval(tmp_path, report):
         "val/seq_acc_auc",
         "model.norm",
         ("post", "sandwich"),
-        [("model.schedule", "linear_warmup")],
+        [("optim.schedule", "linear_warmup")],
     )
     expected = stats.ttest_ind(
         auc("post", "linear_warmup"), auc("sandwich", "linear_warmup"), equal_var=False
@@ -221,7 +221,7 @@ def test_each_hypothesis_gets_its_verdict_with_its_numbers_at_the_top(tmp_path, 
     # Holm over the four: this p is the smallest, times 4; the other direction's is 1 - p,
     # the third smallest of its family (after post_learns_faster's p and warmup_helps_pre's)
     assert (
-        "  `val/seq_acc_auc` by `model.norm` with model.schedule=constant: "
+        "  `val/seq_acc_auc` by `model.norm` with optim.schedule=constant: "
         f"A = pre: {interval(pre)}; B = post: {interval(post)}; "
         f"A − B {mean:+.3f} [{ci.low:+.3f}, {ci.high:+.3f}] (paired, 3 seeds); "
         f"one-sided t p = {p:.2g}, Holm-adjusted {4 * p:.2g} (other direction 1) against "
@@ -242,14 +242,14 @@ def test_each_hypothesis_gets_its_verdict_with_its_numbers_at_the_top(tmp_path, 
 
 BAD = [
     (
-        ("key: model/norm", "key: model.lr"),
-        "hypotheses.pre_learns_faster.key='model.lr': the sweep does not vary it; allowed: "
-        "model.norm, model.schedule",
+        ("key: model/norm", "key: optim.lr"),
+        "hypotheses.pre_learns_faster.key='optim.lr': the sweep does not vary it; allowed: "
+        "model.norm, optim.schedule",
     ),
     (
         (
-            "values: [pre, post]\n    fixed: {model.schedule: constant}\n    predicted: A",
-            "values: [pre, deepnorm]\n    fixed: {model.schedule: constant}\n    predicted: A",
+            "values: [pre, post]\n    fixed: {optim.schedule: constant}\n    predicted: A",
+            "values: [pre, deepnorm]\n    fixed: {optim.schedule: constant}\n    predicted: A",
         ),
         "hypotheses.pre_learns_faster.values='deepnorm': the sweep does not run "
         "model.norm=deepnorm; allowed: post, pre, sandwich",
@@ -285,7 +285,7 @@ def test_a_sweep_of_one_seed_per_configuration_gets_no_verdict_but_inconclusive(
     for (norm, schedule), runs in AUC.items():
         value, reached = next(iter(runs.values()))
         metrics = {"val/seq_acc_auc": value, "val/loss": 1.0 - value, "diverged": False}
-        overrides = {"model/norm": norm, "model.schedule": schedule, "seed": 0}
+        overrides = {"model/norm": norm, "optim.schedule": schedule, "seed": 0}
         job = hand_made_job(tmp_path, overrides, metrics, {"val/seq_acc": curve(reached)}, CONFIG)
         (job / ".hydra" / "config.yaml").write_text(HYPOTHESES)
     assert main([str(tmp_path)]) == 0

@@ -26,7 +26,7 @@ from transformer_lab.sweep.record import sweep_record
 CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
 
 NORM_COMPARISON = ["experiment=norm_comparison", "trainer.max_steps=100"]
-ITS_GRID = {"model.norm", "depth", "model.schedule", "seed"}  # its hydra.sweeper.params
+ITS_GRID = {"model.norm", "depth", "optim.schedule", "seed"}  # its hydra.sweeper.params
 
 
 @pytest.mark.parametrize("typed", ["model/norm", "model.norm", "+model.norm", "~model.norm"])
@@ -79,16 +79,16 @@ def job_hparams(compose_train, typed, job):
     return list(params), differing_keys(swept, overridden)
 
 
-ONE_JOB = ["model/norm=post", "depth=2", "model.schedule=constant", "seed=0"]
+ONE_JOB = ["model/norm=post", "depth=2", "optim.schedule=constant", "seed=0"]
 SWEEPS = [  # (the command line after -m, a job's own overrides, the keys marked differs)
     # not experiment nor trainer.max_steps, which every job shares
     (NORM_COMPARISON, ONE_JOB, ITS_GRID),
     # a value the command line fixes wins over the grid's
     ([*NORM_COMPARISON, "seed=1"], ONE_JOB[:3], ITS_GRID - {"seed"}),
     (
-        [*NORM_COMPARISON, "model.lr=1e-3,3e-3"],
-        [*ONE_JOB, "model.lr=1e-3"],
-        ITS_GRID | {"model.lr"},
+        [*NORM_COMPARISON, "optim.lr=1e-3,3e-3"],
+        [*ONE_JOB, "optim.lr=1e-3"],
+        ITS_GRID | {"optim.lr"},
     ),
     (
         ["experiment=smoke", "model/norm=pre,post", "data.max_len=3"],
@@ -98,8 +98,8 @@ SWEEPS = [  # (the command line after -m, a job's own overrides, the keys marked
     # the Optuna search space
     (
         ["hparams_search=optuna", "model/norm=pre"],
-        ["model.lr=0.002", "model.warmup_steps=50"],
-        {"model.lr", "model.warmup_steps"},
+        ["optim.lr=0.002", "optim.warmup_steps=50"],
+        {"optim.lr", "optim.warmup_steps"},
     ),
 ]
 
@@ -119,7 +119,7 @@ def test_a_job_that_its_launcher_started_by_its_own_command_marks_the_sweepers_p
     record = sweep_record(sweep_config(NORM_COMPARISON))  # in the sweep's process
     record.write(sweep_dir)
     monkeypatch.setattr(sys, "argv", ["/x/submitit/core/_submit.py", "/sweep/.submitit/1234"])
-    job = [*NORM_COMPARISON, "model/norm=post", "depth=2", "model.schedule=constant", "seed=0"]
+    job = [*NORM_COMPARISON, "model/norm=post", "depth=2", "optim.schedule=constant", "seed=0"]
     cfg = compose_train(["hydra.mode=MULTIRUN", f"hydra.sweep.dir={sweep_dir}", *job])
     context = RunContext.from_hydra()
     assert context.argv == record.argv != tuple(sys.argv)  # the sweep's command

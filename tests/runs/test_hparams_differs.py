@@ -13,7 +13,7 @@ from transformer_lab.runs.hparams import write_hparams
 def test_tensorboard_reads_differs_on_the_marked_keys_only(tmp_path, read_hparams):
     logger = TensorBoardLogger(tmp_path, name="", version="", default_hp_metric=False)
     trainer = SimpleNamespace(loggers=[logger], global_step=20)  # what write_hparams reads
-    params = {"model.norm": "pre", "seed": 1, "model.lr": 1e-3, "model.tie": False}
+    params = {"model.norm": "pre", "seed": 1, "optim.lr": 1e-3, "model.tie": False}
     metrics = ("val/loss", "val/seq_acc_best")
     write_hparams(trainer, params, {"model.norm", "seed"}, metrics, {"val/seq_acc_best": 0.5})
     logger.finalize("success")
@@ -22,5 +22,5 @@ def test_tensorboard_reads_differs_on_the_marked_keys_only(tmp_path, read_hparam
     assert {h.name for h in experiment.hparam_infos if h.differs} == {"model.norm", "seed"}
     assert [m.name.tag for m in experiment.metric_infos] == list(metrics)
     assert session.hparams["model.norm"].string_value == "pre"
-    assert session.hparams["model.lr"].number_value == pytest.approx(1e-3)
+    assert session.hparams["optim.lr"].number_value == pytest.approx(1e-3)
     assert session.hparams["model.tie"].bool_value is False

@@ -48,22 +48,22 @@ def refusal(capsys, hook, config) -> str:
 
 
 def test_a_run_is_refused_before_its_folder_with_one_line(loader, capsys, tmp_path):
-    bad = ["experiment=smoke", "model.lr=abc", f"paths.outputs_root={tmp_path}"]
+    bad = ["experiment=smoke", "optim.lr=abc", f"paths.outputs_root={tmp_path}"]
     config = composed(loader, bad)
     line = refusal(capsys, "on_run_start", config)
-    assert line == "error: model.lr='abc': not a number; allowed: a number > 0"
+    assert line == "error: optim.lr='abc': not a number; allowed: a number > 0"
     assert OmegaConf.is_missing(config.hydra.runtime, "output_dir")  # before run_job set it
     assert list(tmp_path.iterdir()) == []
     ConfigCheck().on_run_start(composed(loader, ["experiment=smoke"]))  # a good one passes
 
 
 def test_every_job_of_a_sweep_is_checked_and_the_bad_one_named(loader, capsys):
-    sweep = ["experiment=smoke", "model/norm=pre,post", "model.lr=1e-3,abc"]
+    sweep = ["experiment=smoke", "model/norm=pre,post", "optim.lr=1e-3,abc"]
     config = composed(loader, sweep, multirun=True)
     line = refusal(capsys, "on_multirun_start", config)
     assert line == (
-        "error: model.lr='abc': not a number; allowed: a number > 0 "
-        "(sweep job: model/norm=pre,model.lr=abc)"
+        "error: optim.lr='abc': not a number; allowed: a number > 0 "
+        "(sweep job: model/norm=pre,optim.lr=abc)"
     )
 
 
@@ -85,7 +85,7 @@ def test_an_optimizing_sweep_checks_its_own_config_and_direction(loader, capsys)
     line = refusal(capsys, "on_multirun_start", study("model.dropout=2"))
     assert line == "error: model.dropout=2: out of range; allowed: a number in [0, 1)"
     # the values it draws are its own: a trial that draws a bad one fails alone, later
-    ConfigCheck().on_multirun_start(study("model.warmup_steps=choice(-1,0)"))
+    ConfigCheck().on_multirun_start(study("optim.warmup_steps=choice(-1,0)"))
 
 
 @pytest.mark.slow
@@ -94,7 +94,7 @@ def test_the_expanded_jobs_are_the_configs_the_launcher_composes(loader):
     siblings differing in swept values only: the same configs, in the same order, as
     ``load_sweep_config`` composes for each job; a swept value beside an override of the
     node around it (``++model={...}``) is left to Hydra's order."""
-    values = ["model.lr=1e-3", "~callbacks.samples", "+trainer.benchmark=true"]
+    values = ["optim.lr=1e-3", "~callbacks.samples", "+trainer.benchmark=true"]
     swept = ["seed=0,1", "model.dropout=0.0,0.2", "++model={dropout: 0.5},{dropout: 0.1}"]
     sweep = ["experiment=smoke", "model/norm=pre,post", "data=copy,sort", *swept, *values]
     config = composed(loader, sweep, multirun=True)

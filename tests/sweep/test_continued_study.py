@@ -32,7 +32,7 @@ def stored_study(config, states: list[State]) -> Path:
     study = load_study(folder)
     for state in states:
         trial = study.ask()
-        trial.suggest_float("model.lr", 1e-4, 3e-2, log=True)
+        trial.suggest_float("optim.lr", 1e-4, 3e-2, log=True)
         if state == State.COMPLETE:
             study.tell(trial, 0.5)
         elif state == State.FAIL:

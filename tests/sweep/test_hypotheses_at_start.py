@@ -28,13 +28,13 @@ def test_every_bundled_experiments_hypotheses_can_be_evaluated_by_its_sweep(
 
 REFUSED = [
     (
-        "hypotheses.0.key=model.lr",
-        f"{FIRST}.key='model.lr': the sweep does not vary it; allowed: depth, model.norm, "
-        "model.schedule, or hypotheses=[] to judge none",
+        "hypotheses.0.key=optim.lr",
+        f"{FIRST}.key='optim.lr': the sweep does not vary it; allowed: depth, model.norm, "
+        "optim.schedule, or hypotheses=[] to judge none",
     ),
     (
         "hypotheses.0.values=[linear_warmup,noam]",
-        f"{FIRST}.values='noam': the sweep does not run model.schedule=noam; allowed: "
+        f"{FIRST}.values='noam': the sweep does not run optim.schedule=noam; allowed: "
         "constant, linear_warmup",
     ),
     (
@@ -109,20 +109,20 @@ def test_the_values_compared_must_run_together_with_the_fixed_ones():
                 "metric": "val/loss",
                 "key": "model/norm",
                 "values": ["pre", "post"],
-                "fixed": {"model.lr": 1e-3},
+                "fixed": {"optim.lr": 1e-3},
                 "predicted": "A better",
             }
         ]
     )
     jobs = [
-        {"model.norm": "pre", "model.lr": "1e-3", "seed": "0"},
-        {"model.norm": "post", "model.lr": "1e-2", "seed": "0"},
+        {"model.norm": "pre", "optim.lr": "1e-3", "seed": "0"},
+        {"model.norm": "post", "optim.lr": "1e-2", "seed": "0"},
     ]
     with pytest.raises(InvalidSetting) as error:
         check_against_sweep([hypothesis], jobs)
     assert str(error.value) == (
-        "hypotheses.h.fixed={'model.lr': '0.001'}: no job runs model.norm=post with "
-        "model.lr=0.001; allowed: values run together"
+        "hypotheses.h.fixed={'optim.lr': '0.001'}: no job runs model.norm=post with "
+        "optim.lr=0.001; allowed: values run together"
     )
-    jobs.append({"model.norm": "post", "model.lr": "1e-3", "seed": "0"})
+    jobs.append({"model.norm": "post", "optim.lr": "1e-3", "seed": "0"})
     check_against_sweep([hypothesis], jobs)  # 1e-3 is 0.001

@@ -14,8 +14,8 @@ def test_group_slashes_become_dots_so_the_folder_does_not_nest():
 
 def test_a_deletion_reads_as_typed_wherever_it_stands():
     assert run_name("~callbacks.attention_maps=null") == "~callbacks.attention_maps"
-    assert run_name("model.lr=0.001,~callbacks.samples=null,seed=0") == (
-        "model.lr=0.001,~callbacks.samples,seed=0"
+    assert run_name("optim.lr=0.001,~callbacks.samples=null,seed=0") == (
+        "optim.lr=0.001,~callbacks.samples,seed=0"
     )
     assert run_name("model.note=null") == "model.note=null"  # a value of null is kept
 

@@ -41,23 +41,23 @@ def test_the_searched_warmups_go_from_0_to_half_the_run(compose_sweep, max_steps
     space = search_space(cfg)
     low, high, step = warmups
     sweepers = {k: create_optuna_distribution_from_override(o) for k, o in space.items()}
-    assert sweepers["model.warmup_steps"] == IntUniformDistribution(low, high, step=step)
-    assert sweepers["model.lr"] == LogUniformDistribution(1e-4, 3e-2)
+    assert sweepers["optim.warmup_steps"] == IntUniformDistribution(low, high, step=step)
+    assert sweepers["optim.lr"] == LogUniformDistribution(1e-4, 3e-2)
     check_warmup_range(cfg)
 
 
 def test_searched_warmups_that_reach_max_steps_are_refused(compose_sweep):
     cfg = compose_sweep(["hparams_search=optuna", "trainer.max_steps=200"])
     with open_dict(cfg):  # as typed after -m: the command line wins over the bundled space
-        cfg.hydra.overrides.task.append("model.warmup_steps=range(0,600,step=50)")
-    assert largest(search_space(cfg)["model.warmup_steps"]) == 600  # the end included
+        cfg.hydra.overrides.task.append("optim.warmup_steps=range(0,600,step=50)")
+    assert largest(search_space(cfg)["optim.warmup_steps"]) == 600  # the end included
     refused = (
-        r"model.warmup_steps=range\(0,600,step=50\) searches warmups up to 600, not below "
+        r"optim.warmup_steps=range\(0,600,step=50\) searches warmups up to 600, not below "
         r"trainer.max_steps=200; allowed: warmups below trainer.max_steps, e.g. "
-        r"model.warmup_steps=range\(0, 100, step=10\) \(0 to half the run"
+        r"optim.warmup_steps=range\(0, 100, step=10\) \(0 to half the run"
     )
     with pytest.raises(ValueError, match=refused):
         check_warmup_range(cfg)
     with open_dict(cfg):
-        cfg.hydra.overrides.task.append("model.warmup_steps=100")  # fixed: no search, no check
+        cfg.hydra.overrides.task.append("optim.warmup_steps=100")  # fixed: no search, no check
     check_warmup_range(cfg)

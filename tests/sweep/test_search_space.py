@@ -42,14 +42,14 @@ def plugins_largest(override) -> float | None:
     ],
 )
 def test_the_largest_searched_value_is_the_one_the_plugin_can_draw(typed, top):
-    (override,) = OverridesParser.create().parse_overrides([f"model.warmup_steps={typed}"])
+    (override,) = OverridesParser.create().parse_overrides([f"optim.warmup_steps={typed}"])
     assert largest(override) == pytest.approx(plugins_largest(override)) == top
 
 
 def test_a_key_the_command_line_fixes_is_searched_no_more_as_in_the_plugin(compose_sweep):
-    cfg = compose_sweep(["hparams_search=optuna", "trainer.max_steps=200", "model.lr=1e-3"])
+    cfg = compose_sweep(["hparams_search=optuna", "trainer.max_steps=200", "optim.lr=1e-3"])
     distributions, fixed = create_params_from_overrides(
         [f"{k}={v}" for k, v in cfg.hydra.sweeper.params.items()] + list(cfg.hydra.overrides.task)
     )
     plugins = {key for key in distributions if key not in fixed}
-    assert set(search_space(cfg)) == plugins == {"model.warmup_steps"}
+    assert set(search_space(cfg)) == plugins == {"optim.warmup_steps"}

@@ -24,13 +24,13 @@ def _job(sweep, name: str, **records: dict) -> None:
 
 @pytest.fixture
 def sweep(tmp_path):
-    _job(tmp_path, "model.lr=1e-3", metrics={"diverged": False, "val/seq_acc": 0.9})
-    _job(tmp_path, "model.lr=1e3", metrics={"diverged": True, "diverged_at_step": 3})
-    _job(tmp_path, "model.lr=-1", failed=FAILURE)
-    _job(tmp_path, "model.lr=3e-3")  # killed before its first step, or never started
-    _job(tmp_path, "model.lr=1e-2")  # stopped by Ctrl-C: its last.ckpt saved
-    (tmp_path / "model.lr=1e-2" / "checkpoints").mkdir()
-    (tmp_path / "model.lr=1e-2" / "checkpoints" / "last.ckpt").write_bytes(b"")
+    _job(tmp_path, "optim.lr=1e-3", metrics={"diverged": False, "val/seq_acc": 0.9})
+    _job(tmp_path, "optim.lr=1e3", metrics={"diverged": True, "diverged_at_step": 3})
+    _job(tmp_path, "optim.lr=-1", failed=FAILURE)
+    _job(tmp_path, "optim.lr=3e-3")  # killed before its first step, or never started
+    _job(tmp_path, "optim.lr=1e-2")  # stopped by Ctrl-C: its last.ckpt saved
+    (tmp_path / "optim.lr=1e-2" / "checkpoints").mkdir()
+    (tmp_path / "optim.lr=1e-2" / "checkpoints" / "last.ckpt").write_bytes(b"")
     (tmp_path / "report").mkdir()  # the report's TensorBoard run
     (tmp_path / ".submitit" / "1234").mkdir(parents=True)
     return tmp_path
@@ -40,11 +40,11 @@ def test_the_summary_counts_the_job_folders_and_no_other_folder(sweep):
     assert summarize_sweep(sweep) == {
         "jobs": 5,
         "finished": 2,
-        "diverged": ["model.lr=1e3"],
-        "failed": {"model.lr=-1": "ValueError: Invalid learning rate: -1"},
+        "diverged": ["optim.lr=1e3"],
+        "failed": {"optim.lr=-1": "ValueError: Invalid learning rate: -1"},
         "unfinished": {
-            "model.lr=1e-2": "resumable from checkpoints/last.ckpt",
-            "model.lr=3e-3": "no checkpoint",
+            "optim.lr=1e-2": "resumable from checkpoints/last.ckpt",
+            "optim.lr=3e-3": "no checkpoint",
         },
     }
 
@@ -63,7 +63,7 @@ def test_a_failed_job_is_logged_and_the_sweep_exits_1(sweep, caplog):
     assert caplog.messages == [
         f"sweep {sweep}: 5 jobs, 2 finished (1 diverged), 1 failed",
         f"tensorboard: tensorboard --logdir {sweep} (val/ first: {VAL_FIRST})",
-        "failed: model.lr=-1 -- ValueError: Invalid learning rate: -1",
+        "failed: optim.lr=-1 -- ValueError: Invalid learning rate: -1",
     ]
 
 

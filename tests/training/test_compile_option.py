@@ -1,8 +1,8 @@
-"""The ``model.compile`` option: off by default, and harmless to checkpoints when on."""
+"""The ``compile`` option: off by default, and harmless to checkpoints when on."""
 
 
 def test_compile_is_off_by_default_in_the_config(compose_train):
-    assert compose_train().model.compile is False
+    assert compose_train().compile is False
 
 
 def test_a_compiled_module_keeps_the_state_dict_keys_of_an_eager_one(lab_module):

@@ -1,4 +1,4 @@
-"""``model.compile=true`` trains as one graph per step, and the batch's entry point still
+"""``compile=true`` trains as one graph per step, and the batch's entry point still
 refuses a source row of nothing but PAD, which the compiled network no longer checks."""
 
 import re

@@ -1,7 +1,9 @@
-"""One place for each of the lab's defaults: ``conf/model/transformer.yaml`` (with its
-groups) sets every setting of the LightningModule, whose constructor has no defaults that
-could disagree with it (the network keeps the paper's, for its use alone)."""
+"""One place for each of the lab's values: ``conf/`` sets every setting of the
+LightningModule (the ``model`` node for the network, ``optim`` for its optimisation), whose
+constructor has no defaults that could disagree with it (the network keeps the paper's,
+for its use alone), and a run whose config lacks one is refused."""
 
+import dataclasses
 import inspect
 import re
 
@@ -10,7 +12,9 @@ import pytest
 from transformer_lab.config.validation import ConfigError
 from transformer_lab.job.build import build_data_and_model
 from transformer_lab.model import Seq2SeqTransformer
+from transformer_lab.model.config import TransformerConfig
 from transformer_lab.training.module import Seq2SeqLitModule
+from transformer_lab.training.optim import OptimConfig
 
 
 def test_the_module_takes_each_setting_from_the_config_and_has_no_default_of_its_own(
@@ -18,8 +22,11 @@ def test_the_module_takes_each_setting_from_the_config_and_has_no_default_of_its
 ):
     parameters = inspect.signature(Seq2SeqLitModule).parameters
     assert [n for n, p in parameters.items() if p.default is not p.empty] == []
-    composed = set(compose_train().model) - {"_target_"}
-    assert composed == set(parameters)
+    assert list(parameters) == ["model", "optim", "compile"]
+    cfg = compose_train()
+    assert set(cfg.model) == {f.name for f in dataclasses.fields(TransformerConfig)}
+    assert set(cfg.optim) == {f.name for f in dataclasses.fields(OptimConfig)}
+    assert set(cfg.model.encoder) == set(cfg.model.decoder) == {"norm", "pos_encoding"}
 
 
 def test_the_network_alone_keeps_the_papers_defaults():
@@ -33,10 +40,19 @@ def test_the_network_alone_keeps_the_papers_defaults():
     assert defaults["dropout"] == 0.1 and defaults["norm"] == "post"
 
 
-def test_a_setting_the_config_lacks_is_one_clear_error_not_a_default(compose_train):
+@pytest.mark.parametrize("key", ["model.dropout", "optim.lr", "optim.min_lr_ratio"])
+def test_a_setting_the_config_lacks_is_one_clear_error_not_a_default(compose_train, key):
+    """Even one the class has a default for (the network's paper values, cosine's floor)."""
     message = (
-        "model.dropout=None: missing (Seq2SeqLitModule has no default for it); "
-        "allowed: a value in the config"
+        f"{key}=None: missing (every run sets it; the class's own default is not the "
+        "lab's); allowed: a value in the config"
     )
     with pytest.raises(ConfigError, match=f"^{re.escape(message)}$"):
-        build_data_and_model(compose_train(["experiment=smoke", "~model.dropout"]))
+        build_data_and_model(compose_train(["experiment=smoke", f"~{key}"]))
+
+
+def test_a_setting_no_config_has_is_refused_with_the_allowed_ones(compose_train):
+    with pytest.raises(ConfigError, match=r"^model\.encoder\.qk=1: StackConfig takes no such "):
+        build_data_and_model(compose_train(["experiment=smoke", "+model.encoder.qk=1"]))
+    with pytest.raises(ConfigError, match=r"^optim\.momentum=0\.9: OptimConfig takes no such "):
+        build_data_and_model(compose_train(["experiment=smoke", "+optim.momentum=0.9"]))

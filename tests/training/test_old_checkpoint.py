@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from transformer_lab.config.renamed import current_settings
 from transformer_lab.evaluate import evaluate
 from transformer_lab.job.run import train
 from transformer_lab.training.module import Seq2SeqLitModule
@@ -48,26 +49,39 @@ def test_an_old_checkpoint_resumes_to_more_steps(compose_train, tmp_path):
     assert torch.load(last, weights_only=True)["global_step"] == 8
 
 
-def test_an_old_checkpoints_settings_take_their_current_names_and_the_added_ones():
-    """It saved ``activation`` (now ``model.ffn``) and lacks the per-stack choices and
-    cosine's floor: it maps to the settings of the model it trained."""
+def test_an_old_checkpoints_settings_take_their_place_in_the_config_tree():
+    """It saved one flat dict: ``activation`` (now ``model.ffn``), ``lr`` (now ``optim.lr``),
+    ``compile``; it lacks the per-stack choices and cosine's floor, whose defaults build
+    the model it trained (the stacks share the model's choices; no floor)."""
     saved = torch.load(OLD, weights_only=True)["hyper_parameters"]
-    settings = Seq2SeqLitModule.current_settings(saved)
-    assert "activation" not in settings and settings["ffn"] == saved["activation"] == "relu"
-    assert settings["encoder_norm"] is None and settings["min_lr_ratio"] == 0.0
-    assert Seq2SeqLitModule(**settings).hparams == settings
+    settings = current_settings(saved)
+    assert set(settings) == {"model", "optim", "compile"}
+    assert settings["model"]["ffn"] == saved["activation"] == "relu"
+    assert settings["optim"]["lr"] == saved["lr"] and "lr" not in settings["model"]
+    module = Seq2SeqLitModule(**settings)
+    assert module.model.config.encoder.norm is None and module.optim.min_lr_ratio == 0.0
+    assert current_settings(dict(module.hparams)) == dict(module.hparams)  # a tree stays
 
 
 BEFORE_TYPED_CONFIG = OLD.with_name("checkpoint_before_typed_config.ckpt")
+BEFORE_CONFIG_TREE = OLD.with_name("checkpoint_before_config_tree.ckpt")
 
 
-def test_a_checkpoint_from_before_the_typed_config_evaluates_to_the_same_numbers(tmp_path):
-    """Written by main at 6c36d16 (a 6-step smoke run: swiglu saved as ``activation``,
-    rmsnorm, rotary with an ALiBi decoder, a pre-norm encoder under post-norm); the JSON
-    beside it is what that version's evaluate gave for it, metric by metric."""
-    recorded = json.loads(BEFORE_TYPED_CONFIG.with_suffix(".greedy.json").read_text())
+@pytest.mark.parametrize(
+    "checkpoint", [BEFORE_TYPED_CONFIG, BEFORE_CONFIG_TREE], ids=lambda p: p.stem
+)
+def test_a_checkpoint_from_before_the_config_changes_evaluates_to_the_same_numbers(
+    checkpoint, tmp_path
+):
+    """Each a 6-step smoke run; the JSON beside it is what its version's evaluate gave for
+    it, metric by metric. ``before_typed_config``: main at 6c36d16 (swiglu saved as
+    ``activation``, rmsnorm, rotary with an ALiBi decoder, a pre-norm encoder under
+    post-norm). ``before_config_tree``: main at 65aa4a9, one flat dict (gelu saved as
+    ``ffn``, learned positions with a sinusoidal decoder, a post-norm encoder under
+    pre-norm, label smoothing 0.1, cosine)."""
+    recorded = json.loads(checkpoint.with_suffix(".greedy.json").read_text())
     cfg = eval_config(samples=0, beam_size=2)
-    cfg.ckpt_path, cfg.output = str(BEFORE_TYPED_CONFIG), str(tmp_path / "eval.json")
+    cfg.ckpt_path, cfg.output = str(checkpoint), str(tmp_path / "eval.json")
     greedy = evaluate(cfg)["greedy"]
     assert greedy.keys() == recorded.keys()
     for name, value in recorded.items():

@@ -5,7 +5,7 @@ Measures, in one process: training throughput of our model against the same mode
 ``torch.nn.Transformer``; the Lightning fit loop against a plain PyTorch loop; greedy
 decoding with the KV cache against recomputation; the attention-map path against the
 fast path; model FLOP/s against this machine's dense matmul; peak step memory; the
-``model.compile`` and ``trainer.precision=bf16-mixed`` options; one thread against
+``compile`` and ``trainer.precision=bf16-mixed`` options; one thread against
 torch's default (on a CPU); AdamW's fused kernels against its loop. ``--quick`` runs a
 toy version of everything (the smoke test) whose numbers mean nothing. ``--device cuda``
 runs on the first GPU at the paper's base model's size and the main job's, synchronizing
@@ -15,7 +15,7 @@ Two rows time the command line instead (skipped by ``--quick``: they take minute
 sweep's wall time with the parallel launcher against the basic one, on the same jobs; and
 the main job stopping at its target against the same job trained its whole max_steps.
 ``--time-to-result`` runs only that last row and the two step options it goes with (fused
-AdamW, ``model.compile``), in one run.
+AdamW, ``compile``), in one run.
 """
 
 import argparse
@@ -125,7 +125,7 @@ def run(plan: Plan) -> list[Row]:
 
 def time_to_result_rows(plan: Plan) -> list[Row]:
     """What the main job's time to its result is made of: the stop at its target against
-    its whole max_steps, and a step's speed with AdamW fused and with ``model.compile``
+    its whole max_steps, and a step's speed with AdamW fused and with ``compile``
     (``--time-to-result`` runs these alone)."""
     main = plan.sizes[-1]
     calls, rounds = plan.calls[main.label], plan.rounds

@@ -1,4 +1,4 @@
-"""The speed options a run can switch on: ``model.compile``, ``trainer.precision`` and
+"""The speed options a run can switch on: ``compile``, ``trainer.precision`` and
 the intra-op thread count (``OMP_NUM_THREADS``, on a CPU); and one the run picks itself,
 AdamW's fused kernels.
 

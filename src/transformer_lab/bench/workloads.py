@@ -77,14 +77,14 @@ def random_batch(size: Size, seed: int = 0) -> dict[str, torch.Tensor]:
     return {name: tensor.to(size.device) for name, tensor in batch.items()}
 
 
-MODEL_CONF = Path(transformer_lab.conf.__file__).parent / "model" / "transformer.yaml"
+OPTIM_CONF = Path(transformer_lab.conf.__file__).parent / "optim" / "adamw.yaml"
 
 
 def adamw(model: nn.Module, fused: bool | None = None) -> torch.optim.Optimizer:
     """The main job's optimizer: the LightningModule's parameter groups, with the settings
-    of ``conf/model/transformer.yaml``, read from there so that they cannot drift; fused
+    of ``conf/optim/adamw.yaml``, read from there so that they cannot drift; fused
     where the main job's would be (``fused`` None), or as told."""
-    conf = OmegaConf.load(MODEL_CONF)
+    conf = OmegaConf.load(OPTIM_CONF)
     if fused is None:
         fused = lit_module.fused_adamw_fits(next(model.parameters()).device, None)
     return lit_module.adamw(model, conf.lr, tuple(conf.betas), conf.weight_decay, fused)

@@ -53,7 +53,7 @@ class DivergenceGuard(L.Callback):
         self.diverged_at_step = self.last_good_step = None
         self._good = self._pending = None
         self._params = []
-        self.max_loss = self.max_loss_factor * math.log(pl_module.hparams.tgt_vocab_size)
+        self.max_loss = self.max_loss_factor * math.log(pl_module.model.config.tgt_vocab_size)
 
     @torch.no_grad()
     def on_train_batch_start(self, trainer, pl_module, batch, batch_idx) -> None:

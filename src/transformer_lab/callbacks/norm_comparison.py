@@ -11,7 +11,7 @@ under a small random change of the parameters: more for post-norm, more with dep
 At fit start this callback builds one twin of the run's model per placement: the run's
 hyper-parameters with both stacks at that placement and the same ``init_seed``, so every
 twin has the same Xavier draws (deepnorm's scaled by its beta). A run whose stacks have
-placements of their own (``model.encoder_norm``/``model.decoder_norm``, e.g. Liu et al.'s
+placements of their own (``model.encoder.norm``/``model.decoder.norm``, e.g. Liu et al.'s
 post-norm encoder with a pre-norm decoder) gets the same twins as a run of one placement:
 the comparison is of the placements on the run's architecture, not of the run's hybrid
 (its own per-layer gradients are the layer statistics' business). The record's ``model``

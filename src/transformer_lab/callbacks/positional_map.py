@@ -4,8 +4,8 @@ Each encoding says what to draw (its ``picture``, in :mod:`transformer_lab.model
 this callback lays out the panels, once per run: at fit start, or at fit end for an
 encoding that is trained (at the start it is only the random init). ``none`` draws nothing.
 
-A model whose stacks have encodings of their own (``model.encoder_pos_encoding``,
-``model.decoder_pos_encoding``) gets one picture of each; a kind both stacks share is
+A model whose stacks have encodings of their own (``model.encoder.pos_encoding``,
+``model.decoder.pos_encoding``) gets one picture of each; a kind both stacks share is
 drawn once, from the encoder.
 
 TensorBoard tag ``positional/<name>``; ``<run>/positional_<name>.png``.

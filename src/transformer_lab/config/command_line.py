@@ -10,10 +10,10 @@ status 2): what was typed, and what exists, the nearest matches first.
 Checked by composing the first job, and the first job with each further value of a swept
 group (``data=reverse,pair``); what fails is put in one line: an unknown group option with
 the options Hydra found (the command line's ``hydra.searchpath`` included), an unknown
-group, or an unknown key with the keys beside it; else Hydra's message, on one line. A command
-line with Hydra's own options (``--cfg``, ``--config-dir``, ``--help``, ...) other than
-``-m`` is left to Hydra, as is everything when ``HYDRA_FULL_ERROR=1`` asks for Hydra's
-full trace.
+group, or an unknown key with the keys beside it (a renamed one with its new name); else
+Hydra's message, on one line. A command line with Hydra's own options (``--cfg``,
+``--config-dir``, ``--help``, ...) other than ``-m`` is left to Hydra, as is everything
+when ``HYDRA_FULL_ERROR=1`` asks for Hydra's full trace.
 """
 
 import difflib
@@ -26,6 +26,7 @@ from hydra.core.override_parser.types import Override
 from hydra.errors import HydraException, MissingConfigException, OverrideParseException
 from omegaconf import DictConfig, OmegaConf
 
+from transformer_lab.config.renamed import RENAMED_KEYS
 from transformer_lab.config.validation import ConfigError, InvalidSetting, one_line
 
 MULTIRUN = ("-m", "--multirun")
@@ -85,6 +86,9 @@ def check_key(override: Override, config: DictConfig) -> None:
     found = isinstance(node, DictConfig) and leaf in node.keys()  # noqa: SIM118 (??? ones too)
     if found or override.is_add() or override.is_force_add():
         return
+    if key in RENAMED_KEYS:
+        new = RENAMED_KEYS[key]
+        raise InvalidSetting(key, override.value(), f"renamed to {new}", f"{new}=<value>")
     while parent and not isinstance(OmegaConf.select(config, parent, default=None), DictConfig):
         parent = parent.rpartition(".")[0]
     node = OmegaConf.select(config, parent) if parent else config

@@ -109,7 +109,7 @@ def set_on_copy(override: Override, job: list[Override], swept: set[str], groups
 
 def job_configs(config: DictConfig) -> Iterator[tuple[str | None, DictConfig, DictConfig]]:
     """``(name, config, hydra node)`` of each job of the basic sweeper, the job named by
-    its swept overrides (``model.lr=abc,seed=1``); for another sweeper, the sweep's own
+    its swept overrides (``optim.lr=abc,seed=1``); for another sweeper, the sweep's own
     config only, named None."""
     if not is_grid(config):
         yield None, *split_config(config)

@@ -1,5 +1,5 @@
-"""The parts of a job, built from its config: datamodule, LightningModule, callbacks,
-loggers and trainer.
+"""The parts of a job, built from its config: datamodule, LightningModule (from the
+``model``, ``optim`` and ``compile`` settings), callbacks, loggers and trainer.
 
 A setting a constructor refuses becomes one :class:`ConfigError` naming its key; any other
 exception from the project's own code is a bug and keeps its traceback (:func:`instantiate`).
@@ -11,7 +11,11 @@ import hydra
 from hydra.errors import InstantiationException
 from omegaconf import DictConfig, OmegaConf
 
+from transformer_lab.config.typed import check_complete
 from transformer_lab.config.validation import ConfigError, InvalidSetting
+from transformer_lab.model.config import TransformerConfig
+from transformer_lab.training.module import Seq2SeqLitModule
+from transformer_lab.training.optim import OptimConfig
 
 PACKAGE = __package__.split(".")[0]  # transformer_lab: whose constructors' errors are ours
 
@@ -85,12 +89,24 @@ def build_data_and_model(cfg: DictConfig, learned: dict | None = None):
     instead of learning them, from the checkpoint a run resumes
     (:func:`.resume.learned_settings`)."""
     datamodule = instantiate("data", cfg.data, **(learned or {}))
-    module = instantiate("model", cfg.model, **vocab_sizes(cfg.model, datamodule))
-    if datamodule.missing_positions(module.hparams.max_len):
+    network = OmegaConf.to_container(cfg.model, resolve=True)
+    network |= vocab_sizes(cfg.model, datamodule)
+    optim = OmegaConf.to_container(cfg.optim, resolve=True)
+    for key, settings, cls in (
+        ("model", network, TransformerConfig),
+        ("optim", optim, OptimConfig),
+    ):
+        try:
+            check_complete(cls, settings)
+        except InvalidSetting as error:
+            raise error.within(key) from None
+    module = Seq2SeqLitModule(model=network, optim=optim, compile=cfg.compile)
+    max_len = module.model.config.max_len
+    if datamodule.missing_positions(max_len):
         longest = datamodule.max_seq_len
         raise InvalidSetting(
             "model.max_len",
-            module.hparams.max_len,
+            max_len,
             f"shorter than the longest sequence of the data incl. BOS/EOS ({longest})",
             f"max_len >= {longest}",
         )

@@ -13,6 +13,7 @@ Optimisation is not the network's business: :mod:`transformer_lab.training.optim
 import dataclasses
 from dataclasses import dataclass, field
 
+from transformer_lab.config.typed import from_settings
 from transformer_lab.config.validation import (
     InvalidSetting,
     check_flag,
@@ -26,6 +27,7 @@ from transformer_lab.model.residual import NORM_PLACEMENTS
 
 STACKS = ("encoder", "decoder")
 PER_STACK = ("norm", "pos_encoding")  # the choices a stack may make on its own
+KEYWORD_OF = {"ffn": "activation"}  # a field the keyword API names otherwise
 SIZES = (  # positive integers, checked in this order
     "src_vocab_size",
     "tgt_vocab_size",
@@ -84,8 +86,8 @@ class TransformerConfig:
         default="sinusoidal",
         metadata={"help": "positional encoding of both stacks: POSITIONAL_ENCODINGS"},
     )
-    activation: str = field(
-        default="relu", metadata={"help": "the FFN (the runs' config calls it model.ffn): FFNS"}
+    ffn: str = field(
+        default="relu", metadata={"help": "the FFN: FFNS (the keyword API calls it activation)"}
     )
     max_len: int = field(
         default=512,
@@ -108,7 +110,7 @@ class TransformerConfig:
     def __post_init__(self):
         """InvalidSetting for the first size that is not a positive integer, the bad head
         split, a dropout outside [0, 1), a flag or a seed of the wrong kind, an unknown
-        name (by its keyword: ``encoder_norm`` for the encoder's own placement)."""
+        name (``encoder.norm`` for the encoder's own placement)."""
         for name in SIZES:
             check_integer(name, getattr(self, name), minimum=1)
         if self.d_model % self.num_heads:
@@ -127,9 +129,9 @@ class TransformerConfig:
             for stack in STACKS:
                 own = getattr(getattr(self, stack), key)
                 if own is not None:  # None: the shared choice
-                    registry.lookup(own, f"{stack}_{key}")
+                    registry.lookup(own, f"{stack}.{key}")
         NORM_TYPES.lookup(self.norm_type)
-        FFNS.lookup(self.activation)
+        FFNS.lookup(self.ffn)
 
     def stack(self, stack: str, key: str) -> str:
         """The choice ``key`` (``norm`` or ``pos_encoding``) of ``stack``: its own, else the
@@ -140,18 +142,29 @@ class TransformerConfig:
     @classmethod
     def from_keywords(cls, **keywords) -> "TransformerConfig":
         """From :class:`~transformer_lab.model.Seq2SeqTransformer`'s keywords, where a stack's
-        own choice is ``<stack>_<key>`` (``encoder_norm=...``)."""
+        own choice is ``<stack>_<key>`` (``encoder_norm=...``) and the FFN ``activation``."""
         stacks = {
             stack: StackConfig(**{key: keywords.pop(f"{stack}_{key}", None) for key in PER_STACK})
             for stack in STACKS
         }
-        return cls(**keywords, **stacks)
+        if "activation" in keywords:
+            keywords["ffn"] = keywords.pop("activation")
+        try:
+            return cls(**keywords, **stacks)
+        except InvalidSetting as error:  # named by the keyword the caller typed
+            stack, _, key = error.key.rpartition(".")
+            keyword = f"{stack}_{key}" if stack else KEYWORD_OF.get(key, key)
+            raise InvalidSetting(keyword, error.value, error.reason, error.allowed) from None
 
     @classmethod
     def keyword_defaults(cls) -> dict:
         """``{keyword: default}`` of :meth:`from_keywords`, in positional order; a required
         one's default is ``dataclasses.MISSING``."""
-        shared = {f.name: f.default for f in dataclasses.fields(cls) if f.name not in STACKS}
+        shared = {
+            KEYWORD_OF.get(f.name, f.name): f.default
+            for f in dataclasses.fields(cls)
+            if f.name not in STACKS
+        }
         return shared | {f"{stack}_{key}": None for key in PER_STACK for stack in STACKS}
 
     @classmethod
@@ -160,18 +173,26 @@ class TransformerConfig:
 
     def keywords(self) -> dict:
         """The keywords :meth:`from_keywords` takes back: one flat dict of primitives."""
-        flat = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        flat = {KEYWORD_OF.get(name, name): value for name, value in self.to_dict().items()}
         for stack in STACKS:
-            del flat[stack]
-            for key in PER_STACK:
-                flat[f"{stack}_{key}"] = getattr(getattr(self, stack), key)
+            for key, value in flat.pop(stack).items():
+                flat[f"{stack}_{key}"] = value
         return flat
 
     def to_dict(self) -> dict:
-        """One dict of primitives (the stacks nested) that :meth:`from_dict` rebuilds."""
+        """One dict of primitives (the stacks nested), the run config's ``model`` node but
+        for the vocabularies it may leave to the data; :meth:`from_dict` rebuilds it."""
         return dataclasses.asdict(self)
 
     @classmethod
-    def from_dict(cls, values: dict) -> "TransformerConfig":
-        stacks = {stack: StackConfig(**values.get(stack, {})) for stack in STACKS}
-        return cls(**{**values, **stacks})
+    def from_dict(cls, settings: dict) -> "TransformerConfig":
+        """From :meth:`to_dict`'s form (the ``model`` node), or InvalidSetting for a key
+        that is no setting (``+model.qk=1``, ``model.encoder.qk``) or a required one left
+        out; a stack left out shares every choice."""
+        settings = dict(settings)
+        for stack in STACKS:
+            try:
+                settings[stack] = from_settings(StackConfig, settings.get(stack) or {})
+            except InvalidSetting as error:
+                raise error.within(stack) from None
+        return from_settings(cls, settings)

@@ -12,7 +12,7 @@ from transformer_lab.model.init import Sublayer, xavier_uniform_
 from transformer_lab.model.residual import Residual
 
 # The FFNs by name: the network's keyword ``activation``, the config's ``model.ffn``.
-FFNS = Registry("activation")
+FFNS = Registry("ffn")
 
 
 def swiglu_hidden(d_ff: int) -> int:

@@ -107,7 +107,7 @@ class Seq2SeqTransformer(nn.Module):
             dropout=c.dropout,
             norm=encoder_norm,
             norm_type=c.norm_type,
-            activation=c.activation,
+            activation=c.ffn,
             alpha=enc_alpha,
         )
         decoder = dataclasses.replace(encoder, norm=decoder_norm, alpha=dec_alpha)

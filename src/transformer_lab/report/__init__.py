@@ -11,7 +11,7 @@ and a 95% confidence interval over seeds, n shown), the median steps to a target
 (clipped steps, gradient norm, loss spikes), paired comparisons along every swept key
 (the difference, its interval and a word), accuracy by length past the training lengths
 (a ``test_long`` split, as in ``experiment=pe_extrapolation``), the learning-rate window
-when the sweep varies ``model.lr`` (a heatmap per architecture, the best learning rate per
+when the sweep varies ``optim.lr`` (a heatmap per architecture, the best learning rate per
 configuration), and figures: the validation-loss curves grouped by ``model.norm``,
 exact-match accuracy against length, and the gradient norm by layer at initialisation per
 norm placement. It groups by whichever overrides vary, so it works on any sweep; jobs that
@@ -161,7 +161,7 @@ def _length_generalization(sweep: Sweep) -> list[str]:
 
 def _lr_window(sweep: Sweep, target: float) -> tuple[list[str], list[tuple[str, str]]]:
     """The best learning rate per configuration and its heatmaps (written on the way),
-    where the sweep varies ``model.lr``; their lines and ``[(caption, file)]``."""
+    where the sweep varies ``optim.lr``; their lines and ``[(caption, file)]``."""
     best_lrs = best_lr_table(sweep, target)
     if not best_lrs:
         return [], []

@@ -6,7 +6,7 @@ maximum rate, and (§4.1) a larger rate for their Post-LN BERT "diverged", while
 trains without warm-up at the rates they try (§4.2); Liu et al. (2020, §1) call Post-LN
 "less robust" than Pre-LN. The window this module draws is the lab's reading of that, not
 a figure of either paper's. One learning rate cannot show it, so for any sweep that
-varies ``model.lr`` the report draws, per configuration of the other varying keys (the
+varies ``optim.lr`` the report draws, per configuration of the other varying keys (the
 norm placement first of all), a heatmap of learning rate x warmup, and tabulates each
 configuration's best learning rate, its window (the rates at which every run was stable)
 and each seed's largest stable rate, the window's edge with its spread.
@@ -41,9 +41,9 @@ from transformer_lab.runs.reader import Run
 from transformer_lab.training.metric_names import metric_range
 from transformer_lab.training.thresholds import reaches
 
-LR_KEY = "model.lr"
+LR_KEY = "optim.lr"
 SEED_KEY = "seed"
-WARMUP_KEYS = ("model.schedule", "model.warmup_steps")  # what "warmup" means in a sweep
+WARMUP_KEYS = ("optim.schedule", "optim.warmup_steps")  # what "warmup" means in a sweep
 METRIC = "val/seq_acc"
 COLOURS = ScalarMappable(Normalize(0.0, 1.0), "viridis")  # val/seq_acc 0..1
 

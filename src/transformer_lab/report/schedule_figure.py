@@ -17,7 +17,7 @@ WARMUP, MAX_STEPS, MIN_LR_RATIO = 400, 1500, 0.1
 
 
 def schedule_figure(path: Path) -> Path:
-    """Every schedule's multiplier of ``model.lr`` against the step, written to ``path``."""
+    """Every schedule's multiplier of ``optim.lr`` against the step, written to ``path``."""
     figure = new_figure(6.4, 3.4)
     ax = figure.subplots()
     steps = range(MAX_STEPS)
@@ -25,8 +25,8 @@ def schedule_figure(path: Path) -> Path:
         multiplier = lr_multiplier(name, WARMUP, MIN_LR_RATIO, MAX_STEPS)
         ax.plot([s + 1 for s in steps], [multiplier(s) for s in steps], label=name)
     ax.set_xlabel("step")
-    ax.set_ylabel("learning rate / model.lr")
-    ax.set_title(f"model.warmup_steps={WARMUP}, trainer.max_steps={MAX_STEPS}")
+    ax.set_ylabel("learning rate / optim.lr")
+    ax.set_title(f"optim.warmup_steps={WARMUP}, trainer.max_steps={MAX_STEPS}")
     ax.legend()
     return save_png(figure, path)
 

@@ -4,6 +4,7 @@ folder, and rebuilt into the run's module and datamodule from the checkpoint alo
 from pathlib import Path
 
 from transformer_lab.config.entry_command import EvaluationError
+from transformer_lab.config.renamed import current_settings
 from transformer_lab.config.validation import InvalidSetting, one_line
 from transformer_lab.data import DATAMODULES, SplitsDataModule, SyntheticDataModule
 from transformer_lab.runs.layout import TEST_WEIGHTS, tested_checkpoint
@@ -52,33 +53,36 @@ def load(path: Path) -> tuple[Seq2SeqLitModule, SplitsDataModule, int | None]:
     """The run's module (with the checkpoint's weights), its datamodule, and the global step
     the checkpoint was saved at.
 
-    Lightning passes a class only the saved settings its constructor takes and drops the
-    rest; a setting this version does not know would change what is evaluated unseen, so
-    it is an error here. A setting added since the checkpoint was written takes the value
-    that builds what it was trained as, a renamed one its current name
-    (``Seq2SeqLitModule.current_settings``). A datamodule that reads files (``data=pairs``)
-    reads them when its splits are first needed, not here: generating from a checkpoint
-    needs none of them.
+    A setting this version does not know would change what is evaluated unseen, so it is
+    an error here: the module's typed configs refuse one, and Lightning, which passes a
+    datamodule only the saved settings its constructor takes, would drop the datamodule's.
+    A setting added since the checkpoint was written takes its default, the value that
+    builds what it was trained as; a renamed one its current name
+    (:func:`transformer_lab.config.renamed.current_settings`). A datamodule that reads files
+    (``data=pairs``) reads them when its splits are first needed, not here: generating from
+    a checkpoint needs none of them.
     """
     checkpoint = read_checkpoint(path)
     kwargs = {"map_location": "cpu", "weights_only": True}
-    saved = Seq2SeqLitModule.current_settings(checkpoint["hyper_parameters"])
+    saved = current_settings(checkpoint["hyper_parameters"])
     checkpoint["hyper_parameters"] = saved
     try:
         module = Seq2SeqLitModule.load_from_checkpoint(path, **kwargs, **saved)
         datamodule = datamodule_class(checkpoint).load_from_checkpoint(path, **kwargs)
     except InvalidSetting as error:
+        if error.key.split(".")[0] in saved:  # the module's, named model.<key> or optim.<key>
+            raise EvaluationError(
+                f"{path} does not fit this version of transformer_lab: {error}"
+            ) from None
         raise EvaluationError(str(error.within("data"))) from None
     except (TypeError, ValueError, RuntimeError) as error:
         raise EvaluationError(
             f"{path} does not fit this version of transformer_lab: {one_line(error)}"
         ) from None
-    built = {"hyper_parameters": module, "datamodule_hyper_parameters": datamodule}
     unknown = [
-        f"{part}.{key}"
-        for part, obj in built.items()
-        for key in checkpoint[part]
-        if key not in obj.hparams
+        f"datamodule_hyper_parameters.{key}"
+        for key in checkpoint["datamodule_hyper_parameters"]
+        if key not in datamodule.hparams
     ]
     if unknown:
         raise EvaluationError(

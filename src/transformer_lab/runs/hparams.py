@@ -44,9 +44,9 @@ CURATED = (
     "model.norm_type",
     "model.pos_encoding",
     "model.ffn",
-    "model.lr",
-    "model.schedule",
-    "model.warmup_steps",
+    "optim.lr",
+    "optim.schedule",
+    "optim.warmup_steps",
     "trainer.max_steps",
 )
 # top-level keys that are plumbing, not hyper-parameters, even when a job overrides them

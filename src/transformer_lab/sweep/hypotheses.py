@@ -12,7 +12,7 @@ evaluate (:mod:`transformer_lab.report.verdicts`)::
         metric: val/seq_acc_auc      # training/metric_names.py: which way is better; or
                                      # outcome/learned: the rates of runs that learned
         diverged_value: 0.0          # optional: what a diverged run scores on the metric
-        key: model.schedule          # the swept key compared, spelled as the report spells it
+        key: optim.schedule          # the swept key compared, spelled as the report spells it
         values: [linear_warmup, constant]   # A and B
         fixed: {model.norm: post, depth: 6}  # other keys held at one value (may be empty)
         predicted: A better          # or "B better"

@@ -2,7 +2,7 @@
 
 ``range(0, 600, step=50)`` in a study of 200-step runs tries warmups past the end of
 training, where the learning rate never reaches its peak. So the bundled search space draws
-``model.warmup_steps`` from ``${warmup_range:${trainer.max_steps}}`` (:func:`warmup_range`:
+``optim.warmup_steps`` from ``${warmup_range:${trainer.max_steps}}`` (:func:`warmup_range`:
 0 to half the run), and :func:`check_warmup_range` refuses, before the first trial (the
 sweep's config check, :mod:`.config_check`), a space (one typed on the command line, say)
 that reaches ``trainer.max_steps``. Both read the space as the Optuna sweeper does, parsed
@@ -20,7 +20,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from transformer_lab.config.validation import ConfigError
 
-WARMUP_KEY = "model.warmup_steps"
+WARMUP_KEY = "optim.warmup_steps"
 POINTS = 10  # warmups tried: 0 and ten steps up to half the run
 
 
@@ -68,7 +68,7 @@ def largest(override: Override) -> float | None:
 
 
 def check_warmup_range(config: DictConfig) -> None:
-    """Raise ConfigError if the searched ``model.warmup_steps`` reach ``trainer.max_steps``."""
+    """Raise ConfigError if the searched ``optim.warmup_steps`` reach ``trainer.max_steps``."""
     searched = search_space(config).get(WARMUP_KEY)
     top = largest(searched) if searched is not None else None
     max_steps = config.trainer.max_steps

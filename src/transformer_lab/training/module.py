@@ -5,7 +5,7 @@ Every constructor argument is a primitive (int, float, str, bool, list of floats
 and a checkpoint alone rebuilds the model.
 """
 
-from typing import ClassVar
+import dataclasses
 
 import lightning as L
 import torch
@@ -13,11 +13,11 @@ import torch.nn.functional as F
 from lightning.pytorch.plugins.precision import MixedPrecision
 from torch import nn
 
-from transformer_lab.config.validation import check_flag
+from transformer_lab.config.typed import from_settings
+from transformer_lab.config.validation import InvalidSetting, check_flag
 from transformer_lab.model import Seq2SeqTransformer
 from transformer_lab.model.config import TransformerConfig
 from transformer_lab.model.decoding import beam_search, greedy_to_length
-from transformer_lab.model.layers import FFNS
 from transformer_lab.model.transformer import check_source
 from transformer_lab.tokens import FIRST_CONTENT, PAD
 from transformer_lab.training.final_step import is_final_step
@@ -77,79 +77,40 @@ class Seq2SeqLitModule(L.LightningModule):
     """
 
     EVAL_STAGES = ("val", "test", "test_long")
-    # Settings added after checkpoints were first written, each with the value that builds
-    # what a checkpoint without it was trained as (None: the stacks share model.norm and
-    # model.pos_encoding), for loading such a checkpoint (evaluate.py).
-    ADDED_SETTINGS: ClassVar[dict[str, str | float | None]] = {
-        "min_lr_ratio": 0.0,  # read by the cosine schedule only, which such a run never had
-        "encoder_norm": None,
-        "decoder_norm": None,
-        "encoder_pos_encoding": None,
-        "decoder_pos_encoding": None,
-    }
-    # Settings renamed since checkpoints were first written: old name -> current name.
-    RENAMED_SETTINGS: ClassVar[dict[str, str]] = {"activation": "ffn"}
 
-    @classmethod
-    def current_settings(cls, saved: dict) -> dict:
-        """A checkpoint's saved settings under this version's names, with the settings
-        added since (``ADDED_SETTINGS``) at the values it was trained with."""
-        renamed = {cls.RENAMED_SETTINGS.get(key, key): value for key, value in saved.items()}
-        return {**cls.ADDED_SETTINGS, **renamed}
-
-    def __init__(
-        self,
-        *,
-        src_vocab_size: int,
-        tgt_vocab_size: int,
-        d_model: int,
-        num_heads: int,
-        num_encoder_layers: int,
-        num_decoder_layers: int,
-        d_ff: int,
-        dropout: float,
-        norm: str,
-        norm_type: str,
-        pos_encoding: str,
-        encoder_norm: str | None,
-        decoder_norm: str | None,
-        encoder_pos_encoding: str | None,
-        decoder_pos_encoding: str | None,
-        ffn: str,
-        max_len: int,
-        tie_embeddings: bool,
-        init_seed: int | None,
-        lr: float,
-        betas: tuple[float, float],
-        weight_decay: float,
-        schedule: str,
-        warmup_steps: int,
-        min_lr_ratio: float,
-        label_smoothing: float,
-        compile: bool,
-    ):
-        """Every setting is required: the lab's values are in one place,
-        ``conf/model/transformer.yaml`` (and its groups), which every run composes, and a
-        checkpoint holds them all. They become two typed configs: the network's
-        (:class:`~transformer_lab.model.config.TransformerConfig`, ``self.model.config``,
-        whose own defaults are the paper's, for the network used alone) and the
-        optimisation's (:class:`~transformer_lab.training.optim.OptimConfig`, ``self.optim``)."""
+    def __init__(self, *, model: dict, optim: dict, compile: bool):
+        """The run config's ``model`` node (the network, :class:`TransformerConfig`, with its
+        vocabularies filled in) and ``optim`` node (:class:`OptimConfig`), and ``compile``:
+        every optimisation setting is required, so the lab's values live in one place,
+        ``conf/``, which every run composes, and a checkpoint holds them all as one tree of
+        primitives that rebuilds the module. A setting refused is named by its config key
+        (``model.d_model``), before any training."""
         super().__init__()
-        FFNS.lookup(ffn, "ffn")  # refused by its key here, not by the network's keyword
-        self.optim = OptimConfig(  # checked here, before any training
-            lr, betas, weight_decay, schedule, warmup_steps, min_lr_ratio, label_smoothing
-        )
+        try:  # the config, and what the network's parts check of it (an odd rotary head)
+            network = TransformerConfig.from_dict(model)
+            self.model = Seq2SeqTransformer(config=network)
+        except InvalidSetting as error:
+            raise error.within("model") from None
+        try:
+            self.optim = from_settings(OptimConfig, optim)
+        except InvalidSetting as error:
+            raise error.within("optim") from None
         check_flag("compile", compile)
-        self.save_hyperparameters()
-        settings = {**self.hparams, "activation": ffn}  # the network's keyword for model.ffn
-        network = {name: settings[name] for name in TransformerConfig.keyword_names()}
-        self.model = Seq2SeqTransformer(config=TransformerConfig.from_keywords(**network))
+        self.save_hyperparameters(
+            {
+                "model": network.to_dict(),
+                "optim": dataclasses.asdict(self.optim),
+                "compile": compile,
+            }
+        )
         if compile:  # lazily, at the first call; the state_dict keys stay the same
             self.model.compile()
         else:  # the model summary runs it for real FLOPs and shapes (compiling would take long)
             self.example_input_array = (torch.full((1, 4), FIRST_CONTENT),) * 2  # src, tgt_in
         # a source holds at most max_len - 1 words (and EOS)
-        self.metrics = nn.ModuleDict({stage: StageMetrics(max_len) for stage in self.EVAL_STAGES})
+        self.metrics = nn.ModuleDict(
+            {stage: StageMetrics(network.max_len) for stage in self.EVAL_STAGES}
+        )
         # BLEU and chrF, for data with reference texts (data=pairs)
         self.text_metrics = {stage: TextMetrics() for stage in self.EVAL_STAGES}
         self.beam_size, self.length_penalty = 1, 0.0  # how seq_acc decodes

@@ -1,7 +1,8 @@
 """The optimisation settings as one typed config, apart from the network's.
 
-The values are the runs' config (``conf/model/transformer.yaml``), the one place they are
-written, so the fields have no defaults; each has its help, and the checks that torch
+The values are the runs' config (``conf/optim/adamw.yaml``), the one place they are
+written, so the fields have no defaults but one (:attr:`OptimConfig.min_lr_ratio`, which a
+checkpoint written before it lacks); each has its help, and the checks that torch
 would otherwise make only once the fit starts (AdamW is built in ``configure_optimizers``),
 or never (a string ``compile``).
 """
@@ -22,8 +23,11 @@ class OptimConfig:
     weight_decay: float = field(metadata={"help": "AdamW's decoupled decay, on matrices only"})
     schedule: str = field(metadata={"help": "constant | linear_warmup | noam | cosine"})
     warmup_steps: int = field(metadata={"help": "steps of the linear rise to lr"})
-    min_lr_ratio: float = field(metadata={"help": "cosine's floor at trainer.max_steps, x lr"})
     label_smoothing: float = field(metadata={"help": "of the training loss (not of val/loss)"})
+    min_lr_ratio: float = field(
+        default=0.0,  # no floor: what a run before this setting had
+        metadata={"help": "cosine's floor at trainer.max_steps, x lr"},
+    )
 
     def __post_init__(self):
         """InvalidSetting for the first setting that cannot work, in the order above."""
