@@ -4,6 +4,7 @@ folder, and rebuilt into the run's module and datamodule from the checkpoint alo
 from pathlib import Path
 
 from transformer_lab.config.entry_command import EvaluationError
+from transformer_lab.config.renamed import current_data_settings
 from transformer_lab.config.validation import InvalidSetting, one_line
 from transformer_lab.data import DATAMODULES, SplitsDataModule, SyntheticDataModule
 from transformer_lab.runs.layout import TEST_WEIGHTS, tested_checkpoint
@@ -56,17 +57,22 @@ def load(path: Path) -> tuple[Seq2SeqLitModule, SplitsDataModule, int | None]:
     rest; a setting this version does not know would change what is evaluated unseen, so
     it is an error here. A setting added since the checkpoint was written takes the value
     that builds what it was trained as, a renamed one its current name
-    (``Seq2SeqLitModule.current_settings``). A datamodule that reads files (``data=pairs``)
-    reads them when its splits are first needed, not here: generating from a checkpoint
-    needs none of them.
+    (``Seq2SeqLitModule.current_settings``; the data's by
+    :data:`~transformer_lab.config.renamed.RENAMED_DATA_SETTINGS`). A datamodule that reads
+    files (``data=pairs``) reads them when its splits are first needed, not here:
+    generating from a checkpoint needs none of them.
     """
     checkpoint = read_checkpoint(path)
     kwargs = {"map_location": "cpu", "weights_only": True}
     saved = Seq2SeqLitModule.current_settings(checkpoint["hyper_parameters"])
     checkpoint["hyper_parameters"] = saved
+    data = current_data_settings(checkpoint["datamodule_hyper_parameters"])
+    checkpoint["datamodule_hyper_parameters"] = data
     try:
         module = Seq2SeqLitModule.load_from_checkpoint(path, **kwargs, **saved)
-        datamodule = datamodule_class(checkpoint).load_from_checkpoint(path, **kwargs)
+        # built from the settings alone (its saved state only names its class): Lightning's
+        # load_from_checkpoint would pass the saved old names on to the split settings
+        datamodule = datamodule_class(checkpoint)(**data)
     except InvalidSetting as error:
         raise EvaluationError(str(error.within("data"))) from None
     except (TypeError, ValueError, RuntimeError) as error:
