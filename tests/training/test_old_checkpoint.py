@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 import torch
 
+from transformer_lab.config.renamed import current_data_settings
+from transformer_lab.data import SyntheticDataModule
 from transformer_lab.evaluate import evaluate
 from transformer_lab.job.run import train
 from transformer_lab.training.module import Seq2SeqLitModule
@@ -72,3 +74,20 @@ def test_a_checkpoint_from_before_the_typed_config_evaluates_to_the_same_numbers
     assert greedy.keys() == recorded.keys()
     for name, value in recorded.items():
         assert greedy[name] == pytest.approx(value, abs=1e-6), name
+
+
+def test_an_old_checkpoints_data_settings_take_their_task_length_names():
+    """It saved ``min_len``/``max_len``/``test_long_max_len`` (now ``*_task_len``): they map
+    to the data it trained on, which rebuilds with every setting as saved."""
+    saved = torch.load(OLD, weights_only=True)["datamodule_hyper_parameters"]
+    settings = current_data_settings(saved)
+    assert (
+        (settings["min_task_len"], settings["max_task_len"])
+        == (3, 10)
+        == (
+            saved["min_len"],
+            saved["max_len"],
+        )
+    )
+    assert not {"min_len", "max_len", "test_long_max_len"} & set(settings)
+    assert SyntheticDataModule(**settings).hparams == settings

@@ -19,14 +19,16 @@ def current_data_settings(saved: dict) -> dict:
 
 
 def renamed_data_setting(key: str) -> str | None:
-    """The new name of the dotted setting ``key`` (``data.max_len`` -> ``data.max_task_len``),
-    None if it was not renamed."""
+    """The setting to give instead of the dotted ``key`` (``data.max_len`` ->
+    ``data.max_task_len``; ``data.model_max_len`` -> ``model.max_len``, which the job
+    passes to the data), None if it was not renamed."""
     group, _, name = key.rpartition(".")
     if group != "data" or name not in RENAMED_DATA_SETTINGS:
         return None
-    return f"data.{RENAMED_DATA_SETTINGS[name]}"
+    new = RENAMED_DATA_SETTINGS[name]
+    return "model.max_len" if new == "model_positions" else f"data.{new}"
 
 
 def renamed_reason(new: str) -> str:
     """Why an old name is refused, for the error line."""
-    return f"renamed to {new} (a task's length is *_task_len; model.max_len counts positions)"
+    return f"now {new} (a task's length is data.*_task_len; model.max_len counts positions)"

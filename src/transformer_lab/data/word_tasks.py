@@ -124,8 +124,8 @@ class AdditionDataModule(DrawnTaskDataModule):
         min_task_len: int = 1,
         max_task_len: int = 5,
         reversed_digits: bool = True,
-        test_long_size: int = 0,
-        test_long_max_task_len: int = 0,
+        test_long_size: int = 1000,
+        test_long_max_task_len: int = 8,
         **splits,
     ):
         super().__init__()
@@ -165,8 +165,8 @@ class RecallDataModule(DrawnTaskDataModule):
         num_queries: int = 2,
         min_task_len: int = 2,
         max_task_len: int = 8,
-        test_long_size: int = 0,
-        test_long_max_task_len: int = 0,
+        test_long_size: int = 1000,
+        test_long_max_task_len: int = 12,
         **splits,
     ):
         super().__init__()
