@@ -10,6 +10,7 @@ import hydra
 import pytest
 from omegaconf import OmegaConf
 
+from transformer_lab.config.validation import InvalidSetting
 from transformer_lab.data.split_settings import SplitSettings
 from transformer_lab.job.build import build_data_and_model
 
@@ -76,3 +77,13 @@ def test_no_data_setting_is_called_by_the_models_length_name(compose_train):
     for option in DATA_OPTIONS:
         data = compose_train([f"data={option}"]).data
         assert not {"min_len", "max_len", "model_max_len"} & set(data), option
+
+
+def test_a_setting_no_datamodule_takes_is_refused_naming_every_one_it_takes(compose_train):
+    cfg = compose_train(["experiment=smoke", "data=scan", "+data.max_task_len=9"])
+    with pytest.raises(InvalidSetting) as refused:
+        build_data_and_model(cfg)
+    assert str(refused.value) == (
+        "data.max_task_len=9: ScanDataModule takes no such setting; allowed: split, "
+        "train_size, val_size, test_size, batch_size, seed, num_workers"
+    )

@@ -177,3 +177,13 @@ def test_length_buckets_cut_the_padding_and_keep_a_seeded_resumable_order(tmp_pa
     resumed = LengthBuckets(lengths, 16, seed=0)
     resumed.resume(global_step=3, accumulate_grad_batches=1, batch_size=16)
     assert list(resumed) == buckets[3 * 16 :]
+
+
+def test_train_size_keeps_the_first_training_pairs_and_learns_from_them_alone(tmp_path):
+    path = write_pairs(tmp_path / "p.tsv")
+    every, first = make(path), make(path, train_size=40)
+    assert len(first.splits["train"]) == 40 and len(every.splits["train"]) == 250
+    assert first._read.pairs["train"] == every._read.pairs["train"][:40]
+    assert lines_of(first, "test") == lines_of(every, "test")  # held out as before
+    trained = {w for p in first._read.pairs["train"] for w in p.source.split()}
+    assert first.src_codec.vocab_size == 4 + len(trained)  # the specials and its words

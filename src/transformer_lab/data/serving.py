@@ -19,6 +19,7 @@ datamodule shares (:class:`~.split_settings.SplitSettings`, :meth:`save_split_se
 of which ``seed``, ``batch_size`` and ``num_workers`` are read here.
 """
 
+import inspect
 from pathlib import Path
 from typing import ClassVar
 
@@ -57,7 +58,9 @@ class SplitsDataModule(lightning.LightningDataModule):
         """Check the split settings the constructor was ``given`` (its ``**splits``) and
         save every one of them, given or default, beside the task's own settings (which
         ``save_hyperparameters`` saved). ``fixed_set``: see :meth:`.SplitSettings.check`."""
-        settings = SplitSettings.of(type(self).__name__, {**self.split_defaults, **given})
+        cls = type(self)
+        own = [name for name in inspect.signature(cls).parameters if name != "splits"]
+        settings = SplitSettings.of(cls.__name__, own, {**self.split_defaults, **given})
         settings.check(fixed_set)
         self.hparams.update(settings.as_settings())
 

@@ -39,14 +39,15 @@ class SplitSettings:
     )
 
     @classmethod
-    def of(cls, owner: str, given: dict) -> "SplitSettings":
-        """The settings ``given`` (the datamodule ``owner``'s other keywords), the rest at
-        their defaults; InvalidSetting for a key that is none of them."""
+    def of(cls, owner: str, own: list[str], given: dict) -> "SplitSettings":
+        """The settings ``given`` (the keywords the datamodule ``owner`` does not take as
+        its ``own`` settings), the rest at their defaults; InvalidSetting for a key that is
+        none of them, naming every setting ``owner`` takes."""
         names = [f.name for f in fields(cls)]
         for key, value in given.items():
             if key not in names:
                 reason = f"{owner} takes no such setting"
-                raise InvalidSetting(key, value, reason, ", ".join(names))
+                raise InvalidSetting(key, value, reason, ", ".join([*own, *names]))
         return cls(**given)
 
     def check(self, fixed_set: bool = False) -> None:
