@@ -28,6 +28,7 @@ from transformer_lab.data.serving import SplitsDataModule
 from transformer_lab.data.split import Split
 from transformer_lab.data.split_settings import (
     DRAW_ORDER,
+    TEST_SPLIT_SETTINGS,
     check_room,
     check_task_lengths,
     longest_task_len,
@@ -49,7 +50,7 @@ class SyntheticDataModule(SplitsDataModule):
     spread over the other lengths (see :func:`.generation.length_counts`).
     """
 
-    evaluation_settings = ("test_size", "test_long_size", "test_long_max_task_len")
+    evaluation_settings = TEST_SPLIT_SETTINGS
 
     def __init__(
         self,

@@ -20,6 +20,8 @@ from transformer_lab.config.validation import InvalidSetting, check_integer
 # The splits of lengths min_task_len..max_task_len, in the order they are drawn: each
 # excludes the sources of those before it.
 DRAW_ORDER = ("train", "val", "test")
+# what evaluate may change of a drawn task's test splits (data.<name>=...)
+TEST_SPLIT_SETTINGS = ("test_size", "test_long_size", "test_long_max_task_len")
 
 
 @dataclass(frozen=True)

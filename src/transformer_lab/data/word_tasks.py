@@ -34,6 +34,7 @@ from transformer_lab.data.serving import SplitsDataModule
 from transformer_lab.data.split import Split
 from transformer_lab.data.split_settings import (
     DRAW_ORDER,
+    TEST_SPLIT_SETTINGS,
     check_room,
     check_task_lengths,
     longest_task_len,
@@ -83,7 +84,7 @@ class DrawnTaskDataModule(WordTaskDataModule):
     there are."""
 
     name: str  # the task, naming its random streams
-    evaluation_settings = ("test_size", "test_long_size", "test_long_max_task_len")
+    evaluation_settings = TEST_SPLIT_SETTINGS
 
     def draw(self, rng: Random, shortest: int, longest: int) -> Example:
         raise NotImplementedError
