@@ -91,3 +91,29 @@ def test_an_old_checkpoints_data_settings_take_their_task_length_names():
     )
     assert not {"min_len", "max_len", "test_long_max_len"} & set(settings)
     assert SyntheticDataModule(**settings).hparams == settings
+
+
+@pytest.mark.slow
+def test_a_pairs_checkpoint_that_saved_model_max_len_evaluates_as_one_saving_model_positions(
+    compose_train, tmp_path
+):
+    """``data=pairs`` saved the model's positions as ``model_max_len`` (read back from
+    ``${model.max_len}``); the job now passes them as ``model_positions``. A checkpoint
+    with the old name evaluates to the same numbers."""
+    pairs = tmp_path / "pairs.tsv"
+    pairs.write_text("".join(f"a {i % 7} b\tb {i % 7} a {i % 5}\n" for i in range(400)))
+    run = [*ITS_RUN, "data=pairs", f"data.train_path={pairs}", "data.tokenizer=word"]
+    train(compose_train([*run, "trainer.max_steps=6", "data.val_size=16", "data.test_size=16"]))
+    new = tmp_path / "run" / "checkpoints" / "last.ckpt"
+    checkpoint = torch.load(new, weights_only=True)
+    data = checkpoint["datamodule_hyper_parameters"]
+    data["model_max_len"] = data.pop("model_positions")
+    torch.save(checkpoint, old := tmp_path / "old.ckpt")
+    results = {}
+    for path in (new, old):
+        cfg = eval_config(samples=0, beam_size=2)
+        cfg.ckpt_path, cfg.output = str(path), str(tmp_path / f"{path.stem}.json")
+        results[path] = evaluate(cfg)
+    assert results[old]["greedy"] == results[new]["greedy"]
+    assert results[old]["beam"] == results[new]["beam"]
+    assert results[new]["greedy"]["test/loss"] > 0
