@@ -9,10 +9,10 @@ both saved their constructor arguments into it, so neither the original config n
 run folder is needed. Every test split (``test``, and ``test_long`` where the run had one)
 is decoded greedily and with beam search, through the very test stage training ends with,
 so the greedy numbers equal the run's own ``metrics.json``. ``data.*`` changes the test
-splits (``data.test_long_max_len=30``: lengths further past training than the run
-tested). Prints a metrics table titled with the checkpoint's step (and a note when the
-checkpoint is older than the end of its run, as ``best.ckpt`` may be) and sample
-generations, and writes ``eval.json`` (by default into the run folder).
+splits (``data.test_long_max_task_len=30``: lengths further past training than the run
+tested, in the task's unit). Prints a metrics table titled with the checkpoint's step (and
+a note when the checkpoint is older than the end of its run, as ``best.ckpt`` may be) and
+sample generations, and writes ``eval.json`` (by default into the run folder).
 
 The settings are ``conf/evaluate.yaml``, composed by Hydra, but without ``@hydra.main``:
 an evaluation has no run folder of its own, and its paths are taken as typed
@@ -51,7 +51,7 @@ PATHS = (
 
 
 def with_test_splits(
-    run_data: SplitsDataModule, test_splits: dict, model_max_len: int
+    run_data: SplitsDataModule, test_splits: dict, model_positions: int
 ) -> SplitsDataModule:
     """The run's datamodule rebuilt with its test splits changed by ``test_splits``.
 
@@ -71,23 +71,24 @@ def with_test_splits(
             f"data.{foreign[0]} is not a setting of this run's test splits ({cls.__name__}); "
             f"allowed: {allowed}"
         )
-    if test_splits.get("test_long_max_len") and not test_splits.get(
+    if test_splits.get("test_long_max_task_len") and not test_splits.get(
         "test_long_size", data["test_long_size"]
     ):
         raise EvaluationError(
-            "data.test_long_max_len needs a test_long split; this run had none, so give "
+            "data.test_long_max_task_len needs a test_long split; this run had none, so give "
             "data.test_long_size too (allowed: >= 1)"
         )
     try:
         datamodule = cls(**run_data.changed_settings(test_splits))
-        missing = datamodule.missing_positions(model_max_len)
+        missing = datamodule.missing_positions(model_positions)
     except InvalidSetting as error:
         raise EvaluationError(str(error.within("data"))) from None
     if missing:
+        longest = datamodule.hparams.test_long_max_task_len
         raise EvaluationError(
-            f"data.test_long_max_len={datamodule.test_long_max_len} needs more positions than "
-            f"the model has (max_len={model_max_len}); allowed: data.test_long_max_len <= "
-            f"{datamodule.test_long_max_len - missing}"
+            f"data.test_long_max_task_len={longest} needs more positions than the model has "
+            f"(max_len={model_positions}); allowed: data.test_long_max_task_len <= "
+            f"{longest - missing}"
         )
     return datamodule
 

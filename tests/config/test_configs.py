@@ -92,7 +92,7 @@ def test_pe_extrapolation_sweeps_every_encoding_and_tests_past_the_training_leng
     assert sorted(params["model/pos_encoding"].split(",")) == options("model/pos_encoding")
     datamodule, module, _ = build(compose_train(["experiment=pe_extrapolation"]))
     assert datamodule.test_split_names == ["test", "test_long"]
-    assert datamodule.test_long_max_len > datamodule.max_len
+    assert datamodule.hparams.test_long_max_task_len > datamodule.hparams.max_task_len
     assert module.model.config.max_len >= datamodule.max_seq_len  # the tables cover test_long
 
 

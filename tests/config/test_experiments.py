@@ -121,6 +121,6 @@ def test_liu_control_runs_both_hybrids_and_both_uniform_placements(sweeps):
 def test_pe_extrapolation_scores_words_past_the_training_lengths_at_the_oracle_length(sweeps):
     config, jobs, _ = sweeps["pe_extrapolation"]
     assert sorted(swept(config)["data"]) == ["copy", "reverse"]
-    assert all(job.data.test_long_max_len > job.data.max_len for job in jobs)
+    assert all(job.data.test_long_max_task_len > job.data.max_task_len for job in jobs)
     metrics = {h.metric for h in parse_hypotheses(jobs[0].hypotheses)}
     assert metrics == {"test_long/oracle_token_acc"}

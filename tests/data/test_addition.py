@@ -34,13 +34,13 @@ def operands_and_sum(dm, split):
 @pytest.mark.parametrize("reversed_digits", [True, False])
 def test_every_target_is_the_sum_and_lengths_split_at_max_len(reversed_digits):
     dm = AdditionDataModule(
-        max_len=3,
+        max_task_len=3,
         reversed_digits=reversed_digits,
         train_size=2000,
         val_size=200,
         test_size=200,
         test_long_size=200,
-        test_long_max_len=5,
+        test_long_max_task_len=5,
     )
     sources = {}
     for split in ("train", "val", "test", "test_long"):
@@ -66,8 +66,8 @@ def test_the_splits_are_a_function_of_the_seed():
 def test_more_examples_than_operand_pairs_is_refused_before_drawing():
     message = (
         "train_size=200: more distinct train sources than there are: operands of 1..1 digits "
-        "has 100 distinct sequences; allowed: train_size <= 100, or a larger max_len"
+        "has 100 distinct sequences; allowed: train_size <= 100, or a larger max_task_len"
     )
     with pytest.raises(InvalidSetting) as refused:
-        AdditionDataModule(max_len=1, train_size=200)
+        AdditionDataModule(max_task_len=1, train_size=200)
     assert str(refused.value) == message

@@ -17,8 +17,10 @@ from transformer_lab.tokens import BOS, EOS, FIRST_CONTENT, PAD
 
 TASK_NAMES = ", ".join(sorted(TASKS))
 
-SMALL = dict(vocab_size=12, min_len=3, max_len=8, train_size=2000, val_size=200, test_size=200)
-FOURTEEN = dict(vocab_size=5, min_len=1, max_len=3)  # 2 content ids: 2 + 4 + 8 sequences
+SMALL = dict(
+    vocab_size=12, min_task_len=3, max_task_len=8, train_size=2000, val_size=200, test_size=200
+)
+FOURTEEN = dict(vocab_size=5, min_task_len=1, max_task_len=3)  # 2 content ids: 2 + 4 + 8 sequences
 
 
 def make(**overrides) -> SyntheticDataModule:
@@ -43,7 +45,7 @@ def all_batches(loader) -> list[dict]:
 
 @pytest.fixture(scope="module")
 def dm() -> SyntheticDataModule:
-    return make(batch_size=16, test_long_size=100, test_long_max_len=12)
+    return make(batch_size=16, test_long_size=100, test_long_max_task_len=12)
 
 
 @pytest.fixture(scope="module")
@@ -76,7 +78,7 @@ def test_src_rows_end_in_eos_then_only_pad(dm):
 
 def test_each_batch_is_trimmed_to_its_longest_row():
     # batch_size 4 with lengths 1..8: many batches are shorter than the global maximum.
-    dm = make(min_len=1, batch_size=4)
+    dm = make(min_task_len=1, batch_size=4)
     widths = set()
     for batch in all_batches(dm.val_dataloader()):
         for key in ("src", "tgt_out", "tgt_in"):
@@ -160,20 +162,20 @@ def test_lengths_cover_min_len_to_max_len_roughly_uniformly(dm):
 
 
 def test_the_defaults_use_up_a_length_with_too_few_sequences_and_serve_every_example():
-    # The defaults: 13 content ids, lengths 3..10, 20000 + 500 + 500 examples. Length 3
-    # has only 13**3 = 2197 sequences, less than its share.
+    # The defaults (the main job's): 13 content ids, lengths 3..10, 100000 + 500 + 1000
+    # examples. Length 3 has only 13**3 = 2197 sequences, less than its share.
     dm = SyntheticDataModule()
     lengths = torch.cat([s.src_len - 1 for s in dm.splits.values()])
     counts = torch.bincount(lengths, minlength=11)[3:].tolist()
     assert counts[0] == 13**3
-    assert sum(counts) == 21000 and min(counts[1:]) > 2400
+    assert sum(counts) == 101500 and min(counts[1:]) > 14000  # (101500 - 2197) / 7 each
     sizes = [len(batch["src"]) for batch in dm.train_dataloader()]
-    assert sizes == [64] * 312 + [32]  # 20000 = 312 * 64 + 32: one epoch serves them all
+    assert sizes == [64] * 1562 + [32]  # 100000 = 1562 * 64 + 32: one epoch serves them all
 
 
 def test_a_space_exactly_as_large_as_requested_uses_every_sequence_once():
     # 2 content ids, lengths 1..3: 2 + 4 + 8 = 14 sequences.
-    dm = make(vocab_size=5, min_len=1, max_len=3, train_size=10, val_size=2, test_size=2)
+    dm = make(vocab_size=5, min_task_len=1, max_task_len=3, train_size=10, val_size=2, test_size=2)
     every = {w for split in dm.splits.values() for w in words_of(split)}
     assert len(every) == 14
     assert all(len(w) in (1, 2, 3) and set(w) <= {3, 4} for w in every)
@@ -182,25 +184,31 @@ def test_a_space_exactly_as_large_as_requested_uses_every_sequence_once():
 @settings(max_examples=25, deadline=None)
 @given(
     vocab_size=st.integers(4, 9),
-    min_len=st.integers(1, 4),
+    min_task_len=st.integers(1, 4),
     extra=st.integers(0, 3),
     fill=st.floats(0.05, 1.0),
     seed=st.integers(0, 2**31),
 )
 def test_any_feasible_setting_gives_disjoint_splits_of_the_asked_sizes(
-    vocab_size, min_len, extra, fill, seed
+    vocab_size, min_task_len, extra, fill, seed
 ):
-    max_len = min_len + extra
+    max_task_len = min_task_len + extra
     words = vocab_size - FIRST_CONTENT
-    available = sum(words**n for n in range(min_len, max_len + 1))
+    available = sum(words**n for n in range(min_task_len, max_task_len + 1))
     total = max(3, min(int(available * fill), 3000))
     if total > available:
         return
     sizes = dict(train_size=total - 2, val_size=1, test_size=1)
-    dm = make(vocab_size=vocab_size, min_len=min_len, max_len=max_len, seed=seed, **sizes)
+    dm = make(
+        vocab_size=vocab_size,
+        min_task_len=min_task_len,
+        max_task_len=max_task_len,
+        seed=seed,
+        **sizes,
+    )
     every = [w for split in dm.splits.values() for w in words_of(split)]
     assert len(every) == len(set(every)) == total
-    assert all(min_len <= len(w) <= max_len for w in every)
+    assert all(min_task_len <= len(w) <= max_task_len for w in every)
     assert all(FIRST_CONTENT <= t < vocab_size for w in every for t in w)
 
 
@@ -238,7 +246,7 @@ def test_too_small_a_space_names_the_split_that_does_not_fit_and_its_maximum(siz
 def test_too_small_a_space_for_test_long_raises_with_its_size_and_count():
     message = "test_long_size=17: more distinct sources than vocab_size=5 (2 content ids) with "
     message += "lengths 4..4 has: only 16 distinct sequences; allowed: test_long_size <= 16"
-    long = dict(test_long_size=17, test_long_max_len=4)
+    long = dict(test_long_size=17, test_long_max_task_len=4)
     with pytest.raises(InvalidSetting, match=re.escape(message)):
         SyntheticDataModule(**FOURTEEN, train_size=5, val_size=1, test_size=1, **long)
 
@@ -276,7 +284,7 @@ def test_each_epoch_has_its_own_order_which_a_fresh_loader_reproduces(dm):
 
 
 def test_turning_on_test_long_leaves_the_other_splits_unchanged(plain):
-    long = make(test_long_size=50, test_long_max_len=10)
+    long = make(test_long_size=50, test_long_max_task_len=10)
     for name in ("train", "val", "test"):
         assert torch.equal(plain.splits[name].src, long.splits[name].src)
 
@@ -301,19 +309,19 @@ def test_train_epoch_visits_every_example_once_without_dropping_the_last_batch()
 
 
 def test_vocab_sizes_and_max_seq_len():
-    dm = make(vocab_size=20, max_len=8)
+    dm = make(vocab_size=20, max_task_len=8)
     assert dm.src_vocab_size == dm.tgt_vocab_size == 20
     assert dm.max_seq_len == 9
     widths = [max(s.src.shape[1], s.tgt_in.shape[1]) for s in dm.splits.values()]
     assert max(widths) == dm.max_seq_len
-    long = make(max_len=8, test_long_size=20, test_long_max_len=14)
+    long = make(max_task_len=8, test_long_size=20, test_long_max_task_len=14)
     assert long.max_seq_len == 15 == long.splits["test_long"].src.shape[1]
 
 
 def test_missing_positions_counts_what_a_model_lacks_for_the_longest_sequence():
-    dm = make(max_len=8)  # 8 words and EOS: 9 positions
+    dm = make(max_task_len=8)  # 8 words and EOS: 9 positions
     assert [dm.missing_positions(n) for n in (6, 8, 9, 64)] == [3, 1, 0, 0]
-    long = make(max_len=8, test_long_size=20, test_long_max_len=14)  # test_long decides
+    long = make(max_task_len=8, test_long_size=20, test_long_max_task_len=14)  # test_long decides
     assert [long.missing_positions(n) for n in (9, 14, 15)] == [6, 1, 0]
 
 
@@ -329,8 +337,11 @@ def test_test_dataloader_is_a_list_only_with_test_long(dm, plain):
     [
         (dict(task="rot13"), f"task='rot13': unknown; allowed: {TASK_NAMES}"),
         (dict(vocab_size=3), "vocab_size=3: out of range; allowed: an integer >= 4"),
-        (dict(min_len=0), "min_len=0: out of range; allowed: an integer >= 1"),
-        (dict(min_len=9, max_len=8), "min_len=9: above max_len=8; allowed: <= max_len"),
+        (dict(min_task_len=0), "min_task_len=0: out of range; allowed: an integer >= 1"),
+        (
+            dict(min_task_len=9, max_task_len=8),
+            "min_task_len=9: above max_task_len=8; allowed: <= max_task_len",
+        ),
         (dict(train_size=0), "train_size=0: out of range; allowed: an integer >= 1"),
         (dict(val_size=-1), "val_size=-1: out of range; allowed: an integer >= 1"),
         (dict(test_size=0), "test_size=0: out of range; allowed: an integer >= 1"),
@@ -338,14 +349,15 @@ def test_test_dataloader_is_a_list_only_with_test_long(dm, plain):
         (dict(num_workers=-1), "num_workers=-1: out of range; allowed: an integer >= 0"),
         (dict(test_long_size=-2), "test_long_size=-2: out of range; allowed: an integer >= 0"),
         (
-            dict(test_long_size=10, test_long_max_len=8),
-            "test_long_max_len=8: not above max_len=8, but test_long_size=10 asks for sources "
-            "longer than any seen in training; allowed: test_long_max_len > 8, or test_long_size=0",
+            dict(test_long_size=10, test_long_max_task_len=8),
+            "test_long_max_task_len=8: not above max_task_len=8, but test_long_size=10 asks for "
+            "sources longer than any seen in training; allowed: test_long_max_task_len > 8, or "
+            "test_long_size=0",
         ),
         # of the wrong type: each would fail later, inside torch or a comparison
         (dict(task=["reverse"]), f"task=['reverse']: unknown; allowed: {TASK_NAMES}"),
         (dict(batch_size="32"), "batch_size='32': not an integer; allowed: an integer >= 1"),
-        (dict(max_len=8.0), "max_len=8.0: not an integer; allowed: an integer >= 1"),
+        (dict(max_task_len=8.0), "max_task_len=8.0: not an integer; allowed: an integer >= 1"),
         (dict(seed="abc"), "seed='abc': not an integer; allowed: an integer >= 0"),
     ],
 )

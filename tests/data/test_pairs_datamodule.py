@@ -93,7 +93,7 @@ def test_pairs_longer_than_the_model_are_refused_with_the_count_and_the_fix(tmp_
     long = " ".join(["the"] * 12)
     path = write_pairs(tmp_path / "p.tsv", 100, [f"{long}\ta", f"a\t{long} cat"])
     with pytest.raises(InvalidSetting) as refused:
-        make(path, model_max_len=10, val_size=1, test_size=1)
+        make(path, model_positions=10, val_size=1, test_size=1)
     assert str(refused.value.within("data")) == (
         f"data.train_path={path!r}: 2 of its 100 train pairs need more than the model's 10 "
         "positions (the first at line 101: 12 source and 1 target tokens, plus EOS/BOS); "
@@ -105,7 +105,7 @@ def test_long_pairs_skip_leaves_them_out_with_a_warning(tmp_path, caplog):
     long = " ".join(["the"] * 12)
     path = write_pairs(tmp_path / "p.tsv", 100, [f"{long}\ta"])
     held_out = write_pairs(tmp_path / "held_out.tsv", 10)
-    dm = make(path, model_max_len=10, long_pairs="skip", val_path=held_out, test_path=held_out)
+    dm = make(path, model_positions=10, long_pairs="skip", val_path=held_out, test_path=held_out)
     assert dm.max_seq_len <= 10
     with caplog.at_level(logging.WARNING):
         assert len(dm.splits["train"]) == 100
@@ -177,3 +177,13 @@ def test_length_buckets_cut_the_padding_and_keep_a_seeded_resumable_order(tmp_pa
     resumed = LengthBuckets(lengths, 16, seed=0)
     resumed.resume(global_step=3, accumulate_grad_batches=1, batch_size=16)
     assert list(resumed) == buckets[3 * 16 :]
+
+
+def test_train_size_keeps_the_first_training_pairs_and_learns_from_them_alone(tmp_path):
+    path = write_pairs(tmp_path / "p.tsv")
+    every, first = make(path), make(path, train_size=40)
+    assert len(first.splits["train"]) == 40 and len(every.splits["train"]) == 250
+    assert first._read.pairs["train"] == every._read.pairs["train"][:40]
+    assert lines_of(first, "test") == lines_of(every, "test")  # held out as before
+    trained = {w for p in first._read.pairs["train"] for w in p.source.split()}
+    assert first.src_codec.vocab_size == 4 + len(trained)  # the specials and its words

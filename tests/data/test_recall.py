@@ -24,13 +24,13 @@ def test_every_target_is_the_queried_values_in_order():
         num_keys=12,
         num_values=5,
         num_queries=2,
-        min_len=2,
-        max_len=5,
+        min_task_len=2,
+        max_task_len=5,
         train_size=500,
         val_size=50,
         test_size=50,
         test_long_size=50,
-        test_long_max_len=9,
+        test_long_max_task_len=9,
     )
     for split, lengths in [
         ("train", range(2, 6)),
@@ -51,12 +51,12 @@ def test_every_target_is_the_queried_values_in_order():
 
 
 def test_more_queries_than_the_fewest_pairs_is_refused():
-    with pytest.raises(InvalidSetting, match=r"num_queries=3: more than the min_len=2 pairs"):
-        RecallDataModule(num_queries=3, min_len=2)
+    with pytest.raises(InvalidSetting, match=r"num_queries=3: more than the min_task_len=2 pairs"):
+        RecallDataModule(num_queries=3, min_task_len=2)
 
 
 def test_more_pairs_than_keys_is_refused():
     with pytest.raises(
-        InvalidSetting, match=r"test_long_max_len=12: more pairs than the num_keys=8"
+        InvalidSetting, match=r"test_long_max_task_len=12: more pairs than the num_keys=8"
     ):
-        RecallDataModule(num_keys=8, test_long_size=10, test_long_max_len=12)
+        RecallDataModule(num_keys=8, test_long_size=10, test_long_max_task_len=12)

@@ -11,13 +11,13 @@ from transformer_lab.data.datamodule import SyntheticDataModule
 
 SETTINGS = dict(
     vocab_size=16,
-    min_len=3,
-    max_len=10,
+    min_task_len=3,
+    max_task_len=10,
     train_size=3000,
     val_size=200,
     test_size=200,
     test_long_size=100,
-    test_long_max_len=14,
+    test_long_max_task_len=14,
     batch_size=32,
 )
 PINNED = {

@@ -41,7 +41,7 @@ REPORT_TINY = [
     "~callbacks.progress_bar",
     "~callbacks.attention_maps",
     "data.test_long_size=32",
-    "data.test_long_max_len=12",
+    "data.test_long_max_task_len=12",
 ]
 REPORT_SWEEP = ["optim.lr=1e-3,1e3", "seed=0,1"]
 

@@ -27,10 +27,10 @@ ALL = {"scalars": 0, "tensors": 0, "images": 0}
 # steps; a test_long split of 4-5 words; a fresh matplotlib cache, as in a new virtualenv.
 SWEEP = ["-m", "experiment=smoke", "model/norm=pre,post"]
 TINY = [
-    "data.min_len=1",
-    "data.max_len=3",
+    "data.min_task_len=1",
+    "data.max_task_len=3",
     "data.test_long_size=16",
-    "data.test_long_max_len=5",
+    "data.test_long_max_task_len=5",
     "optim.lr=1e-2",
     "optim.schedule=constant",
     "trainer.max_steps=30",

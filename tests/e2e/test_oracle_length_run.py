@@ -14,7 +14,7 @@ def test_metrics_json_holds_oracle_accuracy_by_position_past_the_training_length
         tmp_path,
         "experiment=smoke",
         "data.test_long_size=48",
-        "data.test_long_max_len=13",  # the training lengths are 3..10 words
+        "data.test_long_max_task_len=13",  # the training lengths are 3..10 words
         "~callbacks.progress_bar",
         cwd=tmp_path,
     )

@@ -12,7 +12,13 @@ import pytest
 from ..command_line import run_train
 
 RUN = [
-    *("experiment=smoke", "data=copy", "data.min_len=1", "data.max_len=3", "optim.lr=3e-3"),
+    *(
+        "experiment=smoke",
+        "data=copy",
+        "data.min_task_len=1",
+        "data.max_task_len=3",
+        "optim.lr=3e-3",
+    ),
     *("trainer.max_steps=300", "trainer.val_check_interval=10", "stop_at_seq_acc=0.5"),
     *("~callbacks.progress_bar", "~callbacks.attention_maps", "~callbacks.norm_comparison"),
 ]

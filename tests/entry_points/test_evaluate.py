@@ -16,7 +16,7 @@ from transformer_lab.job.run import train
 from ..conftest import eval_config
 
 CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
-TINY = ["experiment=smoke", "data.test_long_size=48", "data.test_long_max_len=13"]
+TINY = ["experiment=smoke", "data.test_long_size=48", "data.test_long_max_task_len=13"]
 
 
 @pytest.mark.slow
@@ -37,8 +37,8 @@ def test_evaluating_a_run_reproduces_its_own_test_metrics(compose_train, tmp_pat
     assert set(results["beam"]) == set(tested)
     assert results["beam"]["test/loss"] == results["greedy"]["test/loss"]  # teacher-forced
 
-    longer = evaluate(eval_config(ckpt_path=run, samples=0, **{"data.test_long_max_len": 15}))
-    assert longer["data"] == {"test_long_max_len": 15}
+    longer = evaluate(eval_config(ckpt_path=run, samples=0, **{"data.test_long_max_task_len": 15}))
+    assert longer["data"] == {"test_long_max_task_len": 15}
     long_lengths = sorted(
         int(k.rpartition("/")[2])
         for k in longer["greedy"]
@@ -46,18 +46,18 @@ def test_evaluating_a_run_reproduces_its_own_test_metrics(compose_train, tmp_pat
     )
     assert long_lengths == [11, 12, 13, 14, 15]
     assert longer["greedy"]["test/seq_acc"] == results["greedy"]["test/seq_acc"]  # unchanged
-    assert json.loads((run / "eval_test_long_max_len=15.json").read_text()) == longer
+    assert json.loads((run / "eval_test_long_max_task_len=15.json").read_text()) == longer
     assert json.loads((run / "eval.json").read_text()) == results  # not overwritten
 
     with pytest.raises(
         EvaluationError,
-        match=r"data.test_long_max_len=64 needs more positions "
-        r"than the model has \(max_len=64\); allowed: data.test_long_max_len <= 63",
+        match=r"data.test_long_max_task_len=64 needs more positions "
+        r"than the model has \(max_len=64\); allowed: data.test_long_max_task_len <= 63",
     ):
-        evaluate(eval_config(ckpt_path=run, **{"data.test_long_max_len": 64}))
-    message = "data.test_long_max_len=9: not above max_len=10"
+        evaluate(eval_config(ckpt_path=run, **{"data.test_long_max_task_len": 64}))
+    message = "data.test_long_max_task_len=9: not above max_task_len=10"
     with pytest.raises(EvaluationError, match=re.escape(message)):
-        evaluate(eval_config(ckpt_path=run, **{"data.test_long_max_len": 9}))
+        evaluate(eval_config(ckpt_path=run, **{"data.test_long_max_task_len": 9}))
 
 
 @pytest.mark.slow
@@ -134,7 +134,7 @@ def test_a_bad_beam_setting_is_named_before_anything_runs(untrained_checkpoint):
 def test_longer_test_lengths_need_a_test_long_split(untrained_checkpoint):
     path, _ = untrained_checkpoint  # its run had no test_long split
     with pytest.raises(EvaluationError, match=r"this run had none, so give data.test_long_size"):
-        evaluate(eval_config(ckpt_path=path, **{"data.test_long_max_len": 20}))
+        evaluate(eval_config(ckpt_path=path, **{"data.test_long_max_task_len": 20}))
 
 
 def test_a_checkpoint_whose_weights_do_not_fit_the_model_is_a_clear_error(untrained_checkpoint):
@@ -198,7 +198,7 @@ def test_a_misspelt_setting_is_one_error_line_that_names_it(capsys):
     assert capsys.readouterr().err == (
         "error: beem_size is not a setting; allowed: beam_size, batch_size, ckpt_path, "
         "test_weights, length_penalty, samples, accelerator, data.test_path, data.train_path, "
-        "data.val_path, data.test_size, data.test_long_size, data.test_long_max_len, output\n"
+        "data.val_path, data.test_size, data.test_long_size, data.test_long_max_task_len, output\n"
     )
 
 

@@ -26,11 +26,11 @@ BAD_INPUTS = [
     ),
     (["model.max_len=8"], ["model.max_len=8", "max_len >= 11"]),
     (
-        ["data.test_long_size=16", "data.test_long_max_len=80"],
+        ["data.test_long_size=16", "data.test_long_max_task_len=80"],
         ["model.max_len=64", "max_len >= 81"],
     ),
     (["data.vocab_size=3"], ["data.vocab_size=3: out of range; allowed: an integer >= 4"]),
-    (["data.min_len=6", "data.max_len=5"], ["data.min_len=6: above max_len=5"]),
+    (["data.min_task_len=6", "data.max_task_len=5"], ["data.min_task_len=6: above max_task_len=5"]),
     (
         ["model.num_encoder_layers=0"],
         ["model.num_encoder_layers=0: out of range; allowed: an integer >= 1"],

@@ -119,7 +119,12 @@ def test_loss_falls_clearly_on_the_copy_task(compose_train):
 def test_every_validation_the_closing_one_too_is_logged_at_the_step_before_its_update(
     compose_train, tmp_path
 ):
-    learns_fast = ["data.min_len=1", "data.max_len=3", "optim.lr=1e-2", "optim.schedule=constant"]
+    learns_fast = [
+        "data.min_task_len=1",
+        "data.max_task_len=3",
+        "optim.lr=1e-2",
+        "optim.schedule=constant",
+    ]
     quiet = ["~callbacks.attention_maps", "~callbacks.norm_comparison"]
     cfg = [*TINY, *learns_fast, *quiet, "trainer.max_steps=25", "trainer.val_check_interval=10"]
     train(compose_train([*cfg, "target_seq_acc=0.05"]))

@@ -16,7 +16,7 @@ from transformer_lab.report.lengths import (
 from transformer_lab.report.sweep import load_sweep
 
 
-def fake_run(sweep, overrides: dict[str, str], metrics: dict, max_len: int = 10) -> None:
+def fake_run(sweep, overrides: dict[str, str], metrics: dict, max_task_len: int = 10) -> None:
     """A finished job folder as the CLI leaves it, with just the files the report reads."""
     run = sweep / ",".join(f"{k}={v}" for k, v in overrides.items()).replace("/", ".")
     (run / ".hydra").mkdir(parents=True)
@@ -24,7 +24,9 @@ def fake_run(sweep, overrides: dict[str, str], metrics: dict, max_len: int = 10)
         "".join(f"- {k}={v}\n" for k, v in overrides.items())
     )
     (run / "metrics.json").write_text(json.dumps({"train_seconds": 1.0, **metrics}))
-    (run / "config_resolved.yaml").write_text(f"data:\n  task: reverse\n  max_len: {max_len}\n")
+    (run / "config_resolved.yaml").write_text(
+        f"data:\n  task: reverse\n  max_task_len: {max_task_len}\n"
+    )
 
 
 def has_colour(image, colour: str) -> bool:

@@ -91,7 +91,7 @@ SWEEPS = [  # (the command line after -m, a job's own overrides, the keys marked
         ITS_GRID | {"optim.lr"},
     ),
     (
-        ["experiment=smoke", "model/norm=pre,post", "data.max_len=3"],
+        ["experiment=smoke", "model/norm=pre,post", "data.max_task_len=3"],
         ["model/norm=pre"],
         {"model.norm"},
     ),
@@ -140,7 +140,7 @@ def test_a_single_run_marks_its_own_overrides_as_differing(compose_train):
 def test_a_sweeps_entry_lists_only_what_it_varies_so_tensorboard_ticks_nothing_constant():
     """TensorBoard ticks the first five keys, the differing first: a constant listed after
     two swept keys would be ticked as if it varied."""
-    params = {"model.ffn": "relu", "seed": 0, "data.batch_size": 64, "data.max_len": 10}
+    params = {"model.ffn": "relu", "seed": 0, "data.batch_size": 64, "data.max_task_len": 10}
     differs = {"model.ffn", "seed"}
     assert shown_hparams(params, differs, frozenset(differs)) == {"model.ffn": "relu", "seed": 0}
     assert shown_hparams(params, {"seed"}, None) == params  # a single run: all of them

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from transformer_lab.config.renamed import current_settings
+from transformer_lab.config.renamed import current_data_settings, current_settings
+from transformer_lab.data import SyntheticDataModule
 from transformer_lab.evaluate import evaluate
 from transformer_lab.job.run import train
 from transformer_lab.training.module import Seq2SeqLitModule
@@ -86,3 +87,46 @@ def test_a_checkpoint_from_before_the_config_changes_evaluates_to_the_same_numbe
     assert greedy.keys() == recorded.keys()
     for name, value in recorded.items():
         assert greedy[name] == pytest.approx(value, abs=1e-6), name
+
+
+def test_an_old_checkpoints_data_settings_take_their_task_length_names():
+    """It saved ``min_len``/``max_len``/``test_long_max_len`` (now ``*_task_len``): they map
+    to the data it trained on, which rebuilds with every setting as saved."""
+    saved = torch.load(OLD, weights_only=True)["datamodule_hyper_parameters"]
+    settings = current_data_settings(saved)
+    assert (
+        (settings["min_task_len"], settings["max_task_len"])
+        == (3, 10)
+        == (
+            saved["min_len"],
+            saved["max_len"],
+        )
+    )
+    assert not {"min_len", "max_len", "test_long_max_len"} & set(settings)
+    assert SyntheticDataModule(**settings).hparams == settings
+
+
+@pytest.mark.slow
+def test_a_pairs_checkpoint_that_saved_model_max_len_evaluates_as_one_saving_model_positions(
+    compose_train, tmp_path
+):
+    """``data=pairs`` saved the model's positions as ``model_max_len`` (read back from
+    ``${model.max_len}``); the job now passes them as ``model_positions``. A checkpoint
+    with the old name evaluates to the same numbers."""
+    pairs = tmp_path / "pairs.tsv"
+    pairs.write_text("".join(f"a {i % 7} b\tb {i % 7} a {i % 5}\n" for i in range(400)))
+    run = [*ITS_RUN, "data=pairs", f"data.train_path={pairs}", "data.tokenizer=word"]
+    train(compose_train([*run, "trainer.max_steps=6", "data.val_size=16", "data.test_size=16"]))
+    new = tmp_path / "run" / "checkpoints" / "last.ckpt"
+    checkpoint = torch.load(new, weights_only=True)
+    data = checkpoint["datamodule_hyper_parameters"]
+    data["model_max_len"] = data.pop("model_positions")
+    torch.save(checkpoint, old := tmp_path / "old.ckpt")
+    results = {}
+    for path in (new, old):
+        cfg = eval_config(samples=0, beam_size=2)
+        cfg.ckpt_path, cfg.output = str(path), str(tmp_path / f"{path.stem}.json")
+        results[path] = evaluate(cfg)
+    assert results[old]["greedy"] == results[new]["greedy"]
+    assert results[old]["beam"] == results[new]["beam"]
+    assert results[new]["greedy"]["test/loss"] > 0

@@ -26,7 +26,7 @@ from hydra.core.override_parser.types import Override
 from hydra.errors import HydraException, MissingConfigException, OverrideParseException
 from omegaconf import DictConfig, OmegaConf
 
-from transformer_lab.config.renamed import RENAMED_KEYS
+from transformer_lab.config.renamed import renamed_key, renamed_reason
 from transformer_lab.config.validation import ConfigError, InvalidSetting, one_line
 
 MULTIRUN = ("-m", "--multirun")
@@ -86,9 +86,9 @@ def check_key(override: Override, config: DictConfig) -> None:
     found = isinstance(node, DictConfig) and leaf in node.keys()  # noqa: SIM118 (??? ones too)
     if found or override.is_add() or override.is_force_add():
         return
-    if key in RENAMED_KEYS:
-        new = RENAMED_KEYS[key]
-        raise InvalidSetting(key, override.value(), f"renamed to {new}", f"{new}=<value>")
+    new = renamed_key(key)
+    if new is not None:
+        raise InvalidSetting(key, override.value(), renamed_reason(key, new), f"{new}=<value>")
     while parent and not isinstance(OmegaConf.select(config, parent, default=None), DictConfig):
         parent = parent.rpartition(".")[0]
     node = OmegaConf.select(config, parent) if parent else config

@@ -21,6 +21,7 @@ from hydra.errors import OverrideParseException
 from omegaconf import DictConfig, OmegaConf
 
 from transformer_lab.config.command_line import nearest_first
+from transformer_lab.config.renamed import renamed_key, renamed_reason
 from transformer_lab.config.validation import one_line
 
 
@@ -40,6 +41,11 @@ def override(argument: str, names: list[str], path_settings) -> str:
     """The override Hydra composes for ``argument``, a ``<setting>=<value>`` of the file's
     settings ``names``; a path's value quoted."""
     name, sep, value = argument.partition("=")
+    new = renamed_key(name)
+    if name not in names and new is not None:
+        raise EvaluationError(
+            f"{name}={value}: {renamed_reason(name, new)}; allowed: {new}=<value>"
+        )
     if name not in names:
         raise EvaluationError(
             f"{name} is not a setting; allowed: {', '.join(nearest_first(name, names))}"

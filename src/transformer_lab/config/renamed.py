@@ -1,10 +1,15 @@
 """Settings renamed since runs were first written: one table, old key -> current key.
 
-A checkpoint written before the config tree holds the module's settings as one flat dict
-(``lr``, ``encoder_norm``, ``activation``: each ``model.<name>`` in its run's config); this
-table says where each lives now, so that such a checkpoint still loads and evaluates
-(:func:`current_settings`), and the command line names the new key when an old one is
-typed (:mod:`.command_line`).
+- The config tree: a checkpoint written before it holds the module's settings as one flat
+  dict (``lr``, ``encoder_norm``, ``activation``: each ``model.<name>`` in its run's config);
+  now the network is ``model`` (a stack's own choices under ``model.encoder``/``decoder``),
+  the optimisation ``optim``, and ``compile`` a run setting.
+- The data's lengths: a task's length (words, digits or key-value pairs, in the task's own
+  unit) is ``data.*_task_len``; ``model.max_len`` alone counts positions.
+
+A checkpoint that saved old names loads through the table (:func:`current_settings`,
+:func:`current_data_settings`), and an old key typed on a command line is refused with its
+new name (:func:`renamed_key`, :func:`renamed_reason`).
 """
 
 OPTIMISATION = (
@@ -16,6 +21,13 @@ OPTIMISATION = (
     "min_lr_ratio",
     "label_smoothing",
 )
+# a datamodule's saved settings: old name -> current name
+RENAMED_DATA_SETTINGS = {
+    "min_len": "min_task_len",
+    "max_len": "max_task_len",
+    "test_long_max_len": "test_long_max_task_len",
+    "model_max_len": "model_positions",  # data=pairs: the job passes model.max_len on
+}
 RENAMED_KEYS = {
     "model.activation": "model.ffn",
     "model.compile": "compile",
@@ -25,7 +37,23 @@ RENAMED_KEYS = {
         for stack in ("encoder", "decoder")
         for choice in ("norm", "pos_encoding")
     },
+    **{
+        f"data.{old}": "model.max_len" if new == "model_positions" else f"data.{new}"
+        for old, new in RENAMED_DATA_SETTINGS.items()
+    },
 }
+WHY = {"data": "a task's length is data.*_task_len; model.max_len counts positions"}
+
+
+def renamed_key(key: str) -> str | None:
+    """The dotted key to give instead of ``key``, None if it was not renamed."""
+    return RENAMED_KEYS.get(key)
+
+
+def renamed_reason(old: str, new: str) -> str:
+    """Why the old key ``old`` is refused, for the error line."""
+    why = WHY.get(old.split(".")[0])
+    return f"now {new}" + (f" ({why})" if why else "")
 
 
 def current_settings(saved: dict) -> dict:
@@ -42,3 +70,8 @@ def current_settings(saved: dict) -> dict:
             node = node.setdefault(parent, {})
         node[leaf] = value
     return tree
+
+
+def current_data_settings(saved: dict) -> dict:
+    """A checkpoint's saved data settings under this version's names."""
+    return {RENAMED_DATA_SETTINGS.get(key, key): value for key, value in saved.items()}

@@ -26,7 +26,13 @@ from transformer_lab.data.codec import NumberCodec
 from transformer_lab.data.generation import generate, num_sequences
 from transformer_lab.data.serving import SplitsDataModule
 from transformer_lab.data.split import Split
-from transformer_lab.data.split_settings import DRAW_ORDER, check_room, check_split_settings
+from transformer_lab.data.split_settings import (
+    DRAW_ORDER,
+    TEST_SPLIT_SETTINGS,
+    check_room,
+    check_task_lengths,
+    longest_task_len,
+)
 from transformer_lab.data.streams import random_stream
 from transformer_lab.data.tasks import TASKS
 from transformer_lab.tokens import FIRST_CONTENT
@@ -37,58 +43,39 @@ class SyntheticDataModule(SplitsDataModule):
 
     ``vocab_size`` counts every id including the specials, so content ids are
     ``FIRST_CONTENT .. vocab_size - 1``. Source lengths (words, before EOS) are uniform in
-    ``min_len..max_len``; the optional ``test_long`` split has lengths uniform in
-    ``max_len + 1..test_long_max_len`` to measure length generalisation. A length with
+    ``min_task_len..max_task_len``; the optional ``test_long`` split has lengths uniform in
+    ``max_task_len + 1..test_long_max_task_len`` to measure length generalisation. The
+    split settings (sizes, batch, seed, workers) are :class:`.SplitSettings`'. A length with
     fewer distinct sequences than its uniform share is used up entirely and the rest
     spread over the other lengths (see :func:`.generation.length_counts`).
     """
 
-    evaluation_settings = ("test_size", "test_long_size", "test_long_max_len")
+    evaluation_settings = TEST_SPLIT_SETTINGS
 
     def __init__(
         self,
         task: str = "reverse",
         vocab_size: int = 16,
-        min_len: int = 3,
-        max_len: int = 10,
-        train_size: int = 20000,
-        val_size: int = 500,
-        test_size: int = 500,
+        min_task_len: int = 3,
+        max_task_len: int = 10,
         test_long_size: int = 0,
-        test_long_max_len: int = 0,
-        batch_size: int = 64,
-        seed: int = 0,
-        num_workers: int = 0,
+        test_long_max_task_len: int = 0,
+        **splits,
     ):
         super().__init__()
-        # logger=False: the run logs the whole flattened config itself; a merge with the
-        # module's hparams would clash on max_len, which means different things in each.
+        # logger=False: the run logs the whole flattened config itself
         self.save_hyperparameters(logger=False)
+        self.save_split_settings(splits)
         _check_settings(self.hparams)
         _check_room(self.hparams)
         self._splits: dict[str, Split] | None = None
         # the words are the content ids, printed as numbers; source and target share them
         self.src_codec = self.tgt_codec = NumberCodec(vocab_size)
 
-    # Read by evaluate and the config tests.
-    @property
-    def max_len(self) -> int:
-        return self.hparams.max_len
-
-    @property
-    def test_long_max_len(self) -> int:
-        return self.hparams.test_long_max_len
-
     @property
     def max_seq_len(self) -> int:
         """The longest ``src``/``tgt_in``/``tgt_out`` of any split (EOS/BOS included)."""
-        hp = self.hparams
-        return (hp.test_long_max_len if hp.test_long_size > 0 else hp.max_len) + 1
-
-    @property
-    def test_split_names(self) -> list[str]:
-        """Names of the test splits, in the order of :meth:`test_dataloader`'s loaders."""
-        return ["test", "test_long"] if self.hparams.test_long_size > 0 else ["test"]
+        return longest_task_len(self.hparams) + 1  # words and EOS (BOS on the target)
 
     def setup(self, stage: str | None = None) -> None:
         """Generate every split once; later calls (one per stage) are no-ops."""
@@ -99,7 +86,7 @@ class SyntheticDataModule(SplitsDataModule):
         # Drawn in layers, each from its own stream and excluding the sources of the splits
         # before it: train depends on its own size alone and val on train's, so changing
         # test_size (a sweep, or evaluate) leaves train and val as they were.
-        space = (num_words, hp.min_len, hp.max_len)
+        space = (num_words, hp.min_task_len, hp.max_task_len)
         splits, sources = {}, []
         for name in DRAW_ORDER:
             stream = random_stream(hp.seed, name)
@@ -110,8 +97,8 @@ class SyntheticDataModule(SplitsDataModule):
                 task,
                 hp.test_long_size,
                 num_words,
-                hp.max_len + 1,
-                hp.test_long_max_len,
+                hp.max_task_len + 1,
+                hp.test_long_max_task_len,
                 random_stream(hp.seed, "test_long"),
             )
             splits["test_long"] = Split("test_long", *long)
@@ -123,7 +110,7 @@ def _check_settings(hp: AttributeDict) -> None:
     check_choice("task", hp.task, sorted(TASKS))
     # it counts the special ids (PAD, BOS, EOS) too; at least one content id must remain
     check_integer("vocab_size", hp.vocab_size, minimum=FIRST_CONTENT + 1)
-    check_split_settings(hp)
+    check_task_lengths(hp)
 
 
 def _check_room(hp: AttributeDict) -> None:
@@ -136,5 +123,5 @@ def _check_room(hp: AttributeDict) -> None:
         lambda low, high: (
             f"vocab_size={hp.vocab_size} ({num_words} content ids) with lengths {low}..{high}"
         ),
-        "vocab_size or max_len",
+        "vocab_size or max_task_len",
     )

@@ -24,29 +24,29 @@ from transformer_lab.tokens import BOS, EOS, FIRST_CONTENT, PAD
 Task = Callable[[torch.Tensor], torch.Tensor]
 
 
-def num_sequences(num_words: int, min_len: int, max_len: int) -> int:
-    """How many distinct word sequences have a length in ``min_len..max_len``."""
-    return sum(num_words**length for length in range(min_len, max_len + 1))
+def num_sequences(num_words: int, shortest: int, longest: int) -> int:
+    """How many distinct word sequences have a length in ``shortest..longest``."""
+    return sum(num_words**length for length in range(shortest, longest + 1))
 
 
 def length_counts(
     total: int,
     num_words: int,
-    min_len: int,
-    max_len: int,
+    shortest: int,
+    longest: int,
     generator: torch.Generator,
     taken: Sequence[int] = (),
 ) -> list[int]:
-    """How many examples of each length ``min_len..max_len``: uniform draws.
+    """How many examples of each length ``shortest..longest``: uniform draws.
 
-    ``taken[i]`` sequences of length ``min_len + i`` are excluded (held by other splits),
+    ``taken[i]`` sequences of length ``shortest + i`` are excluded (held by other splits),
     so that length has room for ``num_words ** length - taken[i]``. A length with less room
     than its uniform share (13 content ids at length 3 give 13**3 = 2197) is used up
     entirely and its overflow is drawn uniformly over the lengths that still have room.
     Needs ``total`` <= the room of all lengths together. Every round fills at least one
-    length for good, so this ends within ``max_len - min_len + 2`` rounds.
+    length for good, so this ends within ``longest - shortest + 2`` rounds.
     """
-    lengths = range(min_len, max_len + 1)
+    lengths = range(shortest, longest + 1)
     taken = list(taken) or [0] * len(lengths)
     capacity = [num_words**length - t for length, t in zip(lengths, taken, strict=True)]
     draws = torch.randint(len(capacity), (total,), generator=generator)  # [total]
@@ -162,8 +162,8 @@ def generate(
     task: Task,
     count: int,
     num_words: int,
-    min_len: int,
-    max_len: int,
+    shortest: int,
+    longest: int,
     generator: torch.Generator,
     exclude: Sequence[torch.Tensor] = (),
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -174,10 +174,10 @@ def generate(
     module draws a split disjoint from the ones before it. Examples are made one length at
     a time, so the task maps a whole ``[n, L]`` block in one call.
     """
-    lengths = range(min_len, max_len + 1)
+    lengths = range(shortest, longest + 1)
     taken = _sources_by_length(exclude, lengths)
     counts = length_counts(
-        count, num_words, min_len, max_len, generator, [len(words) for words in taken]
+        count, num_words, shortest, longest, generator, [len(words) for words in taken]
     )
     blocks = [
         distinct_words(n, length, num_words, generator, words)  # [n, length]

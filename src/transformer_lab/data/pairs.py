@@ -32,8 +32,9 @@ What a run reads, and when:
   cipher of 2 to 5 words (batch 32, the default model, one CPU thread): padding 34% of the
   positions -> 2%, 75 -> 50 ms a training step; on BPE tokens of 3 to 7 words, 25% -> 3%.
 - **Every pair fits the model.** A pair whose source or target needs more positions than
-  the model has (``model_max_len``, the model's ``max_len``) is refused with the count and
-  the fix, or left out with ``long_pairs=skip``.
+  the model has (``model_positions``: the job passes the model's ``max_len``, it is no
+  setting of ``conf/data/pairs.yaml``) is refused with the count and the fix, or left out
+  with ``long_pairs=skip``.
 """
 
 import hashlib
@@ -41,6 +42,7 @@ import logging
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from pathlib import Path
+from typing import ClassVar
 
 import torch
 from lightning.fabric.utilities.data import AttributeDict
@@ -88,6 +90,10 @@ class PairsDataModule(SplitsDataModule):
     fresh start, which learns them; a checkpoint's to rebuild its run. ``file_sha256``:
     ``{"train_path": <sha256 of its content>, ...}``, None for a fresh start, which records
     them (and the files by their absolute paths); a checkpoint's to check the files against.
+    ``model_positions``: the model's ``max_len``, given by the job (job/build.py). The split
+    settings are :class:`~.split_settings.SplitSettings`': ``train_size`` takes at most that
+    many training pairs (null: all); ``val_size``/``test_size`` are cut from the training
+    file where no ``val_path``/``test_path`` is given.
     """
 
     learned_settings = ("src_tokenizer_json", "tgt_tokenizer_json")
@@ -96,6 +102,8 @@ class PairsDataModule(SplitsDataModule):
     evaluation_settings = ("test_path",)
     # the run's own files, given again where they moved to (their content checked)
     file_settings = ("train_path", "val_path")
+    split_defaults: ClassVar[dict[str, int | None]] = {"train_size": None, "test_size": 500}
+    fits_model_positions = True
 
     def __init__(
         self,
@@ -106,20 +114,17 @@ class PairsDataModule(SplitsDataModule):
         tokenizer: str = "bpe",
         vocab_size: int | None = 1000,
         shared_vocab: bool = True,
-        val_size: int = 500,
-        test_size: int = 500,
-        model_max_len: int = 64,
+        model_positions: int = 64,
         long_pairs: str = "error",
         length_buckets: bool = True,
-        batch_size: int = 64,
-        seed: int = 0,
-        num_workers: int = 0,
         src_tokenizer_json: str | None = None,
         tgt_tokenizer_json: str | None = None,
         file_sha256: dict[str, str] | None = None,
+        **splits,
     ):
         super().__init__()
         self.save_hyperparameters(logger=False)
+        self.save_split_settings(splits, fixed_set=True)
         _check_settings(self.hparams)
         if src_tokenizer_json is None:  # a fresh start: read everything now, learn tokenizers
             self.hparams.src_tokenizer_json = self._read.src_json
@@ -156,9 +161,10 @@ class PairsDataModule(SplitsDataModule):
             hp.tokenizer,
             hp.vocab_size,
             hp.shared_vocab,
+            hp.train_size,
             hp.val_size,
             hp.test_size,
-            hp.model_max_len,
+            hp.model_positions,
             hp.long_pairs,
             hp.seed,
             hp.src_tokenizer_json,
@@ -180,7 +186,7 @@ class PairsDataModule(SplitsDataModule):
                 "(data.long_pairs=skip)",
                 count,
                 split,
-                self.hparams.model_max_len,
+                self.hparams.model_positions,
             )
         for split, count in data.in_train.items():
             log.warning(
@@ -239,13 +245,10 @@ def _check_settings(hp: AttributeDict) -> None:
         # the four specials and at least one learnt token
         check_integer("vocab_size", hp.vocab_size, minimum=FIRST_CONTENT + 2)
     check_flag("shared_vocab", hp.shared_vocab)
-    for name in ("val_size", "test_size", "batch_size"):
-        check_integer(name, hp[name], minimum=1)
-    check_integer("model_max_len", hp.model_max_len, minimum=2)
+    check_integer("test_size", hp.test_size, minimum=1)  # cut from the training file
+    check_integer("model_positions", hp.model_positions, minimum=2)
     check_choice("long_pairs", hp.long_pairs, LONG_PAIRS)
     check_flag("length_buckets", hp.length_buckets)
-    check_integer("seed", hp.seed, minimum=0)
-    check_integer("num_workers", hp.num_workers, minimum=0)
     given = [hp.src_tokenizer_json is not None, hp.tgt_tokenizer_json is not None]
     if given[0] != given[1]:
         raise InvalidSetting(
@@ -314,16 +317,18 @@ def read(
     tokenizer: str,
     vocab_size: int | None,
     shared_vocab: bool,
+    train_size: int | None,
     val_size: int,
     test_size: int,
-    model_max_len: int,
+    model_positions: int,
     long_pairs: str,
     seed: int,
     src_json: str | None,
     tgt_json: str | None,
 ) -> Read:
-    """Read and check the files, cut the held-out splits, learn (or take) the tokenizers,
-    tokenize, and keep or refuse the pairs that exceed the model's positions."""
+    """Read and check the files, cut the held-out splits, keep at most ``train_size``
+    training pairs (None: all), learn (or take) the tokenizers, tokenize, and keep or refuse
+    the pairs that exceed the model's positions."""
     train_file, val_file, test_file = files
     pairs = {
         split: read_pairs(*file[:3]) for split, file in zip(SPLITS, files, strict=True) if file
@@ -340,6 +345,7 @@ def read(
     )
     for split in SPLITS:
         source_of.setdefault(split, train_file[:2])  # cut from the training file
+    pairs["train"] = pairs["train"][:train_size]  # a slice to None: all of them
     if src_json is None:
         src_codec, tgt_codec = _learn(pairs["train"], tokenizer, vocab_size, shared_vocab)
     else:
@@ -350,7 +356,8 @@ def read(
         sources = src_codec.encode_batch([pair.source for pair in pairs[split]])
         targets = tgt_codec.encode_batch([pair.target for pair in pairs[split]])
         fits = [
-            max(len(s), len(t)) + 1 <= model_max_len for s, t in zip(sources, targets, strict=True)
+            max(len(s), len(t)) + 1 <= model_positions
+            for s, t in zip(sources, targets, strict=True)
         ]
         if not all(fits):
             _refuse_long(
@@ -360,7 +367,7 @@ def read(
                 sources,
                 targets,
                 fits,
-                model_max_len,
+                model_positions,
                 long_pairs,
             )
             skipped[split] = fits.count(False)
@@ -417,7 +424,7 @@ def _learn(train: list[Pair], kind: str, vocab_size: int | None, shared: bool):
     )
 
 
-def _refuse_long(split, file, pairs, sources, targets, fits, model_max_len, long_pairs) -> None:
+def _refuse_long(split, file, pairs, sources, targets, fits, model_positions, long_pairs) -> None:
     """InvalidSetting for the pairs of ``split`` that do not fit, unless they may be skipped."""
     too_long = [i for i, fit in enumerate(fits) if not fit]
     if long_pairs == "skip":
@@ -426,7 +433,7 @@ def _refuse_long(split, file, pairs, sources, targets, fits, model_max_len, long
                 file[0],
                 file[1],
                 f"none of its {len(pairs)} {split} pairs fits the model's "
-                f"{model_max_len} positions",
+                f"{model_positions} positions",
                 "model.max_len above the longest pair",
             )
         return
@@ -436,7 +443,7 @@ def _refuse_long(split, file, pairs, sources, targets, fits, model_max_len, long
         file[0],
         file[1],
         f"{len(too_long)} of its {len(pairs)} {split} pairs need more than the model's "
-        f"{model_max_len} positions (the first at line {pairs[first].line}: "
+        f"{model_positions} positions (the first at line {pairs[first].line}: "
         f"{len(sources[first])} source and {len(targets[first])} target tokens, plus EOS/BOS)",
         f"model.max_len >= {needed}, or data.long_pairs=skip (leaves them out)",
     )

@@ -14,11 +14,14 @@ A subclass makes the splits (:meth:`SplitsDataModule.setup` fills ``self._splits
   indexing, trimmed to its longest row.
 
 The subclass's settings live in ``self.hparams`` (saved for checkpoints, so that
-``load_from_checkpoint`` rebuilds it); ``seed``, ``batch_size`` and ``num_workers`` are
-read here.
+``load_from_checkpoint`` rebuilds it): its task's own, and the split settings every
+datamodule shares (:class:`~.split_settings.SplitSettings`, :meth:`save_split_settings`),
+of which ``seed``, ``batch_size`` and ``num_workers`` are read here.
 """
 
+import inspect
 from pathlib import Path
+from typing import ClassVar
 
 import lightning
 from torch.utils.data import DataLoader, Sampler
@@ -27,6 +30,7 @@ from transformer_lab.config.validation import InvalidSetting
 from transformer_lab.data.codec import Codec
 from transformer_lab.data.sampler import EpochShuffle, EvalShard
 from transformer_lab.data.split import Batch, Split, collate
+from transformer_lab.data.split_settings import SplitSettings
 from transformer_lab.data.streams import random_stream
 
 
@@ -45,6 +49,20 @@ class SplitsDataModule(lightning.LightningDataModule):
     evaluation_settings: tuple[str, ...] = ()
     # the files a run read, which evaluate may be given again where they moved to
     file_settings: tuple[str, ...] = ()
+    # whether it takes the model's positions (model_positions), to keep only what fits them
+    fits_model_positions = False
+    # this data's own defaults of split settings, where the shared ones do not suit it
+    split_defaults: ClassVar[dict[str, int | None]] = {}
+
+    def save_split_settings(self, given: dict, fixed_set: bool = False) -> None:
+        """Check the split settings the constructor was ``given`` (its ``**splits``) and
+        save every one of them, given or default, beside the task's own settings (which
+        ``save_hyperparameters`` saved). ``fixed_set``: see :meth:`.SplitSettings.check`."""
+        cls = type(self)
+        own = [name for name in inspect.signature(cls).parameters if name != "splits"]
+        settings = SplitSettings.of(cls.__name__, own, {**self.split_defaults, **given})
+        settings.check(fixed_set)
+        self.hparams.update(settings.as_settings())
 
     @property
     def batch_size(self) -> int:
@@ -67,10 +85,10 @@ class SplitsDataModule(lightning.LightningDataModule):
         """The longest ``src``/``tgt_in``/``tgt_out`` of any split (EOS/BOS included)."""
         raise NotImplementedError
 
-    def missing_positions(self, model_max_len: int) -> int:
-        """How many positions a model with ``model_max_len`` of them lacks for the longest
-        sequence of any split; 0 when it holds them all."""
-        return max(0, self.max_seq_len - model_max_len)
+    def missing_positions(self, model_positions: int) -> int:
+        """How many positions a model with ``model_positions`` of them (its ``max_len``)
+        lacks for the longest sequence of any split; 0 when it holds them all."""
+        return max(0, self.max_seq_len - model_positions)
 
     def changed_settings(self, changes: dict) -> dict:
         """The settings of this data with ``changes`` (evaluate's ``data.*``)."""
@@ -78,8 +96,9 @@ class SplitsDataModule(lightning.LightningDataModule):
 
     @property
     def test_split_names(self) -> list[str]:
-        """Names of the test splits, in the order of :meth:`test_dataloader`'s loaders."""
-        return ["test"]
+        """Names of the test splits, in the order of :meth:`test_dataloader`'s loaders:
+        ``test_long`` too where the data has one (``test_long_size > 0``)."""
+        return ["test", "test_long"] if self.hparams.get("test_long_size", 0) > 0 else ["test"]
 
     @property
     def splits(self) -> dict[str, Split]:

@@ -82,13 +82,21 @@ def vocab_sizes(model: DictConfig, datamodule) -> dict[str, int]:
     return sizes
 
 
+def positions_for_data(cfg: DictConfig) -> dict:
+    """The model's positions (``model.max_len``) for data that keeps only what fits them
+    (``data=pairs``: :attr:`.SplitsDataModule.fits_model_positions`), passed here rather
+    than read back by the data's config."""
+    cls = hydra.utils.get_class(cfg.data._target_)
+    return {"model_positions": cfg.model.max_len} if cls.fits_model_positions else {}
+
+
 def build_data_and_model(cfg: DictConfig, learned: dict | None = None):
     """The datamodule and the LightningModule, or ConfigError; the model's vocabularies are
     the data's (:func:`vocab_sizes`), and it must have a position for every token of the
     data's longest sequence. ``learned``: the data's learnt settings (a tokenizer) to take
     instead of learning them, from the checkpoint a run resumes
     (:func:`.resume.learned_settings`)."""
-    datamodule = instantiate("data", cfg.data, **(learned or {}))
+    datamodule = instantiate("data", cfg.data, **positions_for_data(cfg), **(learned or {}))
     network = OmegaConf.to_container(cfg.model, resolve=True)
     network |= vocab_sizes(cfg.model, datamodule)
     optim = OmegaConf.to_container(cfg.optim, resolve=True)

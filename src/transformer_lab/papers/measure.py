@@ -13,12 +13,12 @@ from transformer_lab.tokens import FIRST_CONTENT
 VOCAB = 16  # 13 content words, as the main job's reverse task
 
 
-def task_batches(count: int, batch_size: int, seed: int, task="reverse", max_len=5) -> list:
-    """``count`` batches of ``batch_size`` distinct examples of ``task`` (3..``max_len``
+def task_batches(count: int, batch_size: int, seed: int, task="reverse", max_task_len=5) -> list:
+    """``count`` batches of ``batch_size`` distinct examples of ``task`` (3..``max_task_len``
     words), each ``{"src", "tgt_in", "tgt_out"}``."""
     generator = torch.Generator().manual_seed(seed)
     src, tgt_in, tgt_out = generate(
-        TASKS[task], count * batch_size, VOCAB - FIRST_CONTENT, 3, max_len, generator
+        TASKS[task], count * batch_size, VOCAB - FIRST_CONTENT, 3, max_task_len, generator
     )
     return [
         {"src": s, "tgt_in": i, "tgt_out": o}

@@ -14,6 +14,7 @@ from omegaconf import OmegaConf
 
 from transformer_lab.callbacks.length_series import SPLITS, length_series
 from transformer_lab.callbacks.plotting import new_figure, save_png
+from transformer_lab.config.renamed import current_data_settings
 from transformer_lab.report.sweep import Sweep
 from transformer_lab.report.table import EMPTY, markdown
 
@@ -53,11 +54,13 @@ def drawn_splits(sweep: Sweep, curves: dict[tuple[str, ...], dict[int, float]]) 
 
 
 def longest_trained(sweep: Sweep) -> int | None:
-    """The longest training source (``data.max_len``) if every finished run shares it; only
-    a synthetic task's (``data.task``) counts the source's words: the research tasks count
-    digits or pairs, and pairs from files have none."""
+    """The longest training source (``data.max_task_len``) if every finished run shares it;
+    only a synthetic task's (``data.task``) counts the source's words: the research tasks
+    count digits or pairs, and pairs from files have none."""
     lengths = {
-        r.config.data.max_len if OmegaConf.select(r.config, "data.task") else None
+        current_data_settings(r.config.data)["max_task_len"]  # a run's from before: max_len
+        if OmegaConf.select(r.config, "data.task")
+        else None
         for r in sweep.finished
         if r.config is not None
     }

@@ -4,7 +4,7 @@ folder, and rebuilt into the run's module and datamodule from the checkpoint alo
 from pathlib import Path
 
 from transformer_lab.config.entry_command import EvaluationError
-from transformer_lab.config.renamed import current_settings
+from transformer_lab.config.renamed import current_data_settings, current_settings
 from transformer_lab.config.validation import InvalidSetting, one_line
 from transformer_lab.data import DATAMODULES, SplitsDataModule, SyntheticDataModule
 from transformer_lab.runs.layout import TEST_WEIGHTS, tested_checkpoint
@@ -54,21 +54,24 @@ def load(path: Path) -> tuple[Seq2SeqLitModule, SplitsDataModule, int | None]:
     the checkpoint was saved at.
 
     A setting this version does not know would change what is evaluated unseen, so it is
-    an error here: the module's typed configs refuse one, and Lightning, which passes a
-    datamodule only the saved settings its constructor takes, would drop the datamodule's.
-    A setting added since the checkpoint was written takes its default, the value that
-    builds what it was trained as; a renamed one its current name
-    (:func:`transformer_lab.config.renamed.current_settings`). A datamodule that reads files
-    (``data=pairs``) reads them when its splits are first needed, not here: generating from
-    a checkpoint needs none of them.
+    an error here: the module's typed configs refuse one, and so does each datamodule. A
+    setting added since the checkpoint was written takes its default, the value that builds
+    what it was trained as; a renamed one its current name (one table,
+    :mod:`transformer_lab.config.renamed`). A datamodule that reads files (``data=pairs``)
+    reads them when its splits are first needed, not here: generating from a checkpoint
+    needs none of them.
     """
     checkpoint = read_checkpoint(path)
     kwargs = {"map_location": "cpu", "weights_only": True}
     saved = current_settings(checkpoint["hyper_parameters"])
     checkpoint["hyper_parameters"] = saved
+    data = current_data_settings(checkpoint["datamodule_hyper_parameters"])
+    checkpoint["datamodule_hyper_parameters"] = data
     try:
         module = Seq2SeqLitModule.load_from_checkpoint(path, **kwargs, **saved)
-        datamodule = datamodule_class(checkpoint).load_from_checkpoint(path, **kwargs)
+        # built from the settings alone (its saved state only names its class): Lightning's
+        # load_from_checkpoint would pass the saved old names on to the split settings
+        datamodule = datamodule_class(checkpoint)(**data)
     except InvalidSetting as error:
         if error.key.split(".")[0] in saved:  # the module's, named model.<key> or optim.<key>
             raise EvaluationError(

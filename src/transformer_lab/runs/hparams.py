@@ -32,8 +32,8 @@ from transformer_lab.callbacks.plotting import tensorboard_loggers
 
 CURATED = (
     "data.task",
-    "data.min_len",
-    "data.max_len",
+    "data.min_task_len",
+    "data.max_task_len",
     "data.batch_size",
     "model.d_model",
     "model.num_heads",

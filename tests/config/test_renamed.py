@@ -1,0 +1,66 @@
+"""Settings renamed (config/renamed.py), the data's to say which length they mean: an old
+name typed on a command line is one error naming the new one, and a checkpoint's saved old
+names map to the new ones through the same table."""
+
+import pytest
+
+from transformer_lab.config.command_line import check_overrides
+from transformer_lab.config.entry_command import EvaluationError, configure
+from transformer_lab.config.renamed import (
+    RENAMED_DATA_SETTINGS,
+    RENAMED_KEYS,
+    current_data_settings,
+)
+from transformer_lab.config.validation import InvalidSetting
+
+REASON = "now {} (a task's length is data.*_task_len; model.max_len counts positions)"
+NEW = {
+    "min_len": "data.min_task_len",
+    "max_len": "data.max_task_len",
+    "test_long_max_len": "data.test_long_max_task_len",
+    "model_max_len": "model.max_len",  # data=pairs: the job passes the model's positions on
+}
+
+
+@pytest.mark.parametrize("old", sorted(RENAMED_DATA_SETTINGS))
+def test_an_old_data_setting_given_to_train_names_its_new_name(old):
+    new = NEW[old]
+    with pytest.raises(InvalidSetting) as refused:
+        check_overrides(["experiment=smoke", f"data.{old}=7"], "train")
+    assert str(refused.value) == f"data.{old}=7: {REASON.format(new)}; allowed: {new}=<value>"
+
+
+def test_the_models_max_len_keeps_its_name():
+    check_overrides(["model.max_len=32"], "train")  # no error: positions, not renamed
+
+
+def test_an_old_test_split_setting_given_to_evaluate_names_its_new_name():
+    new = "data.test_long_max_task_len"
+    with pytest.raises(EvaluationError) as refused:
+        configure(["ckpt_path=x", "data.test_long_max_len=30"], "evaluate", ("ckpt_path",))
+    assert str(refused.value) == (
+        f"data.test_long_max_len=30: {REASON.format(new)}; allowed: {new}=<value>"
+    )
+    assert configure([f"{new}=30"], "evaluate", ()).data.test_long_max_task_len == 30
+
+
+def test_saved_old_names_take_the_new_ones_and_the_rest_stay():
+    saved = {"task": "copy", "min_len": 3, "max_len": 10, "test_long_max_len": 0, "seed": 1}
+    assert current_data_settings(saved) == {
+        "task": "copy",
+        "min_task_len": 3,
+        "max_task_len": 10,
+        "test_long_max_task_len": 0,
+        "seed": 1,
+    }
+    assert current_data_settings({"model_max_len": 64}) == {"model_positions": 64}
+
+
+@pytest.mark.parametrize("old", sorted(k for k in RENAMED_KEYS if not k.startswith("data.")))
+def test_an_old_model_setting_given_to_train_names_its_place_in_the_config_tree(old):
+    """``model.lr`` is ``optim.lr``, ``model.encoder_norm`` is ``model.encoder.norm``, ..."""
+    new = RENAMED_KEYS[old]
+    with pytest.raises(InvalidSetting) as refused:
+        check_overrides(["experiment=smoke", f"{old}=7"], "train")
+    assert str(refused.value) == f"{old}=7: now {new}; allowed: {new}=<value>"
+    check_overrides(["experiment=smoke", f"{new}=7"], "train")  # the new key composes
