@@ -25,7 +25,7 @@ EXPERIMENT = """\
 defaults:
   - smoke
 
-model:
+optim:
   schedule: constant    # the learning rate from the first step on
 
 hypotheses:

@@ -23,7 +23,7 @@ defaults:
   - smoke
   - override /hydra/sweeper: sequential
 
-model:
+optim:
   schedule: constant
 
 hypotheses:

@@ -78,7 +78,7 @@ def test_an_option_registered_here_is_selected_built_trained_compared_and_drawn(
     assert len(gains) == 2 * 2 + 2 * 3  # post-norm: one per sublayer, 2 encoder + 2 decoder
     moved = [abs(gain - math.sqrt(32)) for gain in gains]
     assert max(moved) <= 1e-3 + 1e-6 and max(moved) > 1e-4
-    assert checkpoint["hyper_parameters"]["norm_type"] == "scalenorm"
+    assert checkpoint["hyper_parameters"]["model"]["norm_type"] == "scalenorm"
     # the norm comparison built a twin of every placement with the new norm type
     twins = json.loads((run / "norm_comparison.json").read_text())
     assert twins["model"]["norm_type"] == "scalenorm"

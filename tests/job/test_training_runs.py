@@ -63,7 +63,7 @@ def test_checkpoint_loads_with_weights_only_and_rebuilds_the_model(smoke_run):
     run, _ = smoke_run
     path = run / "checkpoints" / "last.ckpt"
     checkpoint = torch.load(path, weights_only=True)
-    assert checkpoint["hyper_parameters"]["d_model"] == 32
+    assert checkpoint["hyper_parameters"]["model"]["d_model"] == 32
     restored = Seq2SeqLitModule.load_from_checkpoint(path, weights_only=True)
     assert torch.equal(
         restored.model.output.weight, checkpoint["state_dict"]["model.output.weight"]
