@@ -78,14 +78,16 @@ def vocab_sizes(model: DictConfig, datamodule) -> dict[str, int]:
     return sizes
 
 
-def build_data_and_model(cfg: DictConfig, learned: dict | None = None):
+def build_data_and_model(cfg: DictConfig, learned: dict | None = None, build_model=instantiate):
     """The datamodule and the LightningModule, or ConfigError; the model's vocabularies are
     the data's (:func:`vocab_sizes`), and it must have a position for every token of the
     data's longest sequence. ``learned``: the data's learnt settings (a tokenizer) to take
     instead of learning them, from the checkpoint a run resumes
-    (:func:`.resume.learned_settings`)."""
+    (:func:`.resume.learned_settings`). ``build_model``: :func:`instantiate`, or the sweep
+    check's :class:`.checks.ModelBuilds`, which builds a model once for the jobs whose
+    models differ only in the run's seed."""
     datamodule = instantiate("data", cfg.data, **(learned or {}))
-    module = instantiate("model", cfg.model, **vocab_sizes(cfg.model, datamodule))
+    module = build_model("model", cfg.model, **vocab_sizes(cfg.model, datamodule))
     if datamodule.missing_positions(module.hparams.max_len):
         longest = datamodule.max_seq_len
         raise InvalidSetting(

@@ -15,7 +15,7 @@ from omegaconf import DictConfig
 
 from transformer_lab.config.jobs import job_configs, job_overrides, split_config
 from transformer_lab.config.validation import ConfigError
-from transformer_lab.job.checks import check_config, refuse
+from transformer_lab.job.checks import ModelBuilds, check_config, refuse
 from transformer_lab.runs.reader import overrides_of
 from transformer_lab.sweep.hypotheses import check_outcome, check_sweep_start, parse_hypotheses
 from transformer_lab.sweep.launchers import check_launcher_applies
@@ -45,11 +45,11 @@ class ConfigCheck(Callback):
                 check_sequential(config, bool(config.get("hypotheses")))
             except ConfigError as error:
                 refuse(error)
-        configs = []
+        configs, models = [], ModelBuilds()
         for job, job_config, hydra_cfg in job_configs(config):
             try:
                 check_launcher_applies(config.hydra, hydra_cfg)
-                check_config(job_config, hydra_cfg)
+                check_config(job_config, hydra_cfg, models)
                 check_outcome(job_config)
             except ConfigError as error:
                 refuse(error, job)
