@@ -2,6 +2,7 @@
 refuses a run, or every job of a sweep, with one line before Hydra makes any folder; the jobs
 it expands are the configs the launcher composes."""
 
+import copy
 import itertools
 from pathlib import Path
 
@@ -99,7 +100,7 @@ def test_the_expanded_jobs_are_the_configs_the_launcher_composes(loader):
     swept = ["seed=0,1", "model.dropout=0.0,0.2", "++model={dropout: 0.5},{dropout: 0.1}"]
     sweep = ["experiment=smoke", "model/norm=pre,post", "data=copy,sort", *swept, *values]
     config = composed(loader, sweep, multirun=True)
-    jobs = list(job_configs(config))
+    jobs = [(name, copy.deepcopy(task), hydra) for name, task, hydra in job_configs(config)]
     models = ["{dropout:0.5}", "{dropout:0.1}"]  # as Hydra writes them back
     axes = [["pre", "post"], ["copy", "sort"], ["0", "1"], ["0.0", "0.2"], models]
     expected = list(itertools.product(*axes))
