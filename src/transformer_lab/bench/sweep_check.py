@@ -22,7 +22,7 @@ from hydra import initialize_config_module
 from hydra.core.global_hydra import GlobalHydra
 from hydra.types import RunMode
 
-from transformer_lab.config.jobs import job_overrides
+from transformer_lab.config.jobs import job_configs, job_overrides
 from transformer_lab.console import quiet_library_notices
 from transformer_lab.sweep import (
     naming,  # noqa: F401 (registers ${job_name:}, before Hydra composes)
@@ -47,8 +47,20 @@ SWEEPS = {
 }
 
 
-def seconds_per_100_jobs(overrides: list[str]) -> tuple[int, float]:
-    """The sweep's number of jobs, and the median CPU seconds of its check per 100 jobs."""
+def cpu_seconds(call) -> float:
+    """The median CPU seconds of ``call()`` over ``ROUNDS`` rounds."""
+    rounds = []
+    for _ in range(ROUNDS):
+        start = time.process_time()
+        call()
+        rounds.append(time.process_time() - start)
+    return statistics.median(rounds)
+
+
+def seconds_per_100_jobs(overrides: list[str]) -> tuple[int, float, float]:
+    """The sweep's number of jobs; the median CPU seconds per 100 jobs of its check, and of
+    the part of it that composes the jobs' configs (Hydra's, once per combination of config
+    groups and other overrides, :func:`~transformer_lab.config.jobs.job_configs`)."""
     with initialize_config_module("transformer_lab.conf", version_base="1.3"):
         config = (
             GlobalHydra.instance()
@@ -59,21 +71,18 @@ def seconds_per_100_jobs(overrides: list[str]) -> tuple[int, float]:
         )
         jobs = len(job_overrides(config))
         ConfigCheck().on_multirun_start(config)  # untimed: the first imports what it builds
-        rounds = []
-        for _ in range(ROUNDS):
-            start = time.process_time()
-            ConfigCheck().on_multirun_start(config)
-            rounds.append(time.process_time() - start)
-    return jobs, statistics.median(rounds) * 100 / jobs
+        check = cpu_seconds(lambda: ConfigCheck().on_multirun_start(config))
+        composing = cpu_seconds(lambda: list(job_configs(config)))
+    return jobs, check * 100 / jobs, composing * 100 / jobs
 
 
 def main() -> None:
     quiet_library_notices()
     sweeps = {" ".join(sys.argv[1:]): sys.argv[1:]} if sys.argv[1:] else SWEEPS
-    print("| sweep | jobs | CPU s per 100 jobs |\n|---|--:|--:|")
+    print("| sweep | jobs | CPU s per 100 jobs | of which composing |\n|---|--:|--:|--:|")
     for name, overrides in sweeps.items():
-        jobs, seconds = seconds_per_100_jobs(overrides)
-        print(f"| {name} | {jobs} | {seconds:.2f} |")
+        jobs, check, composing = seconds_per_100_jobs(overrides)
+        print(f"| {name} | {jobs} | {check:.2f} | {composing:.2f} |")
 
 
 if __name__ == "__main__":

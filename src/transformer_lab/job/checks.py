@@ -173,8 +173,9 @@ def check_run_settings(cfg: DictConfig, hydra_cfg: DictConfig) -> Path | None:
 
 class ModelBuilds:
     """:func:`.build.instantiate` for the model, once per distinct setting: a job whose
-    model's settings, with the run's seed left out (:func:`model_settings`), and vocabulary
-    sizes are those of a model built before gets that model.
+    model's settings, with the run's seed left out (:func:`model_settings`), and the other
+    arguments of its build (the data's vocabulary sizes) are those of a model built before
+    gets that model.
 
     The seed is safe to leave out: :func:`check_run_settings` has checked it (an integer in
     [0, 2**32 - 1]) before the build, and the model only seeds its initial weights with it,
@@ -184,12 +185,15 @@ class ModelBuilds:
     """
 
     def __init__(self):
-        self.built: dict[str, object] = {}  # model_settings and sizes -> LightningModule
+        self.built: dict[str, object] = {}  # settings and arguments -> LightningModule
 
-    def __call__(self, key: str, node: DictConfig, **sizes):
-        settings = repr((model_settings(node), sizes))
+    def __call__(self, key: str, node: DictConfig, **given):
+        arguments = {
+            k: model_settings(v) if OmegaConf.is_config(v) else v for k, v in given.items()
+        }
+        settings = repr((model_settings(node), arguments))
         if settings not in self.built:
-            self.built[settings] = instantiate(key, node, **sizes)
+            self.built[settings] = instantiate(key, node, **given)
         return self.built[settings]
 
 
