@@ -31,9 +31,7 @@ def test_every_seed_the_run_allows_builds_the_model(compose_train, experiment):
         cfg = compose_train([f"experiment={experiment}", f"seed={seed}"])
         assert seed_settings(cfg.model)  # init_seed: what this test is about
         with torch.device("meta"):
-            _, module = build_data_and_model(cfg)
-        for key in seed_settings(cfg.model):
-            assert module.hparams[key] == seed
+            build_data_and_model(cfg)  # InvalidSetting if this seed were refused
 
 
 def test_the_settings_of_a_seed_sweeps_models_are_equal(compose_train):
@@ -51,19 +49,19 @@ def test_any_other_interpolation_is_resolved(compose_train):
             compose_train(
                 [
                     "experiment=smoke",
-                    "model.warmup_steps=${trainer.max_steps}",
+                    "model.d_ff=${trainer.max_steps}",
                     f"trainer.max_steps={n}",
                 ]
             ).model
         )
         for n in (10, 20)
     ]
-    assert [s["warmup_steps"] for s in settings] == [10, 20]
+    assert [s["d_ff"] for s in settings] == [10, 20]
 
 
 def test_equal_settings_build_once_and_others_build_their_own(compose_train):
     models = ModelBuilds()
-    for overrides in (["seed=1"], ["seed=2"], ["seed=3", "model.lr=0.5"]):
+    for overrides in (["seed=1"], ["seed=2"], ["seed=3", "model.dropout=0.1"]):
         cfg = compose_train(["experiment=smoke", *overrides])
         check_config(cfg, HydraConfig.get(), models)
     assert len(models.built) == 2
