@@ -172,10 +172,10 @@ def check_run_settings(cfg: DictConfig, hydra_cfg: DictConfig) -> Path | None:
 
 
 class ModelBuilds:
-    """:func:`.build.instantiate` for the model, once per distinct setting: a job whose
-    model's settings, with the run's seed left out (:func:`model_settings`), and the other
-    arguments of its build (the data's vocabulary sizes) are those of a model built before
-    gets that model.
+    """:func:`.build.instantiate` for the model, once per distinct setting: a call whose
+    arguments equal an earlier call's, its config nodes compared by :func:`model_settings`
+    (the run's seed left out) and the rest (the data's vocabulary sizes) as they are, gets
+    the model that call built.
 
     The seed is safe to leave out: :func:`check_run_settings` has checked it (an integer in
     [0, 2**32 - 1]) before the build, and the model only seeds its initial weights with it,
@@ -187,14 +187,21 @@ class ModelBuilds:
     def __init__(self):
         self.built: dict[str, object] = {}  # settings and arguments -> LightningModule
 
-    def __call__(self, key: str, node: DictConfig, **given):
-        arguments = {
-            k: model_settings(v) if OmegaConf.is_config(v) else v for k, v in given.items()
-        }
-        settings = repr((model_settings(node), arguments))
+    def __call__(self, *arguments, **given):
+        settings = repr(
+            (
+                [_settings(value) for value in arguments],
+                {name: _settings(value) for name, value in given.items()},
+            )
+        )
         if settings not in self.built:
-            self.built[settings] = instantiate(key, node, **given)
+            self.built[settings] = instantiate(*arguments, **given)
         return self.built[settings]
+
+
+def _settings(value):
+    """A config node's :func:`model_settings`; any other argument as it is."""
+    return model_settings(value) if OmegaConf.is_config(value) else value
 
 
 def model_settings(node: DictConfig):
