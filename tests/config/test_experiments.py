@@ -4,6 +4,7 @@ states hypotheses from a cited paper that the sweep-start check accepts (the Con
 callback itself, in-process), and runs without gradient clipping where stability is the
 question."""
 
+import copy
 from pathlib import Path
 
 import pytest
@@ -47,7 +48,7 @@ def sweeps():
             overrides = [f"experiment={experiment}", "hydra.mode=MULTIRUN"]
             config = loader.load_configuration("train", overrides, run_mode=RunMode.MULTIRUN)
             ConfigCheck().on_multirun_start(config)  # exits 2 on a hypothesis it refuses
-            jobs = [job for _, job, _ in job_configs(config)]
+            jobs = [copy.deepcopy(job) for _, job, _ in job_configs(config)]
             composed[experiment] = (config, jobs, job_overrides(config))
     GlobalHydra.instance().clear()
     return composed

@@ -126,10 +126,9 @@ def test_the_run_folder_and_the_checkpoint_hold_the_tokenizer(sweep, tokenizer):
     assert (run / "tokenizer.json").read_text() == saved["src_tokenizer_json"]
     assert saved["tgt_tokenizer_json"] == saved["src_tokenizer_json"]  # one shared vocabulary
     tokenizer_file = Tokenizer.from_file(str(run / "tokenizer.json"))
-    vocab = checkpoint["hyper_parameters"]["model"]["src_vocab_size"]
-    assert (
-        tokenizer_file.get_vocab_size() == vocab == checkpoint["hyper_parameters"]["tgt_vocab_size"]
-    )
+    network = checkpoint["hyper_parameters"]["model"]
+    vocab = network["src_vocab_size"]
+    assert tokenizer_file.get_vocab_size() == vocab == network["tgt_vocab_size"]
 
 
 def test_hparams_list_the_text_metrics_and_the_tokenizer(sweep, read_hparams):

@@ -32,7 +32,8 @@ def test_a_run_reads_back_from_the_mlflow_store_with_its_params_and_metrics(
     assert run.info.status == "FINISHED"
     assert run.data.tags["run_folder"] == str(run_dir)
     params = run.data.params
-    assert (params["d_model"], params["num_heads"], params["lr"]) == ("32", "2", "0.001")
+    network = (params["model/d_model"], params["model/num_heads"])  # the nodes, flattened
+    assert (*network, params["optim/lr"]) == ("32", "2", "0.001")
     history = client.get_metric_history(run.info.run_id, "val/seq_acc")
     assert [m.step for m in history] == [9, 19]  # every 10 steps, logged at step n - 1
     assert history[-1].value == pytest.approx(recorded["val/seq_acc"])

@@ -2,6 +2,7 @@
 refuses a run, or every job of a sweep, with one line before Hydra makes any folder; the jobs
 it expands are the configs the launcher composes."""
 
+import copy
 import itertools
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from omegaconf import OmegaConf, open_dict
 
 from transformer_lab.config.jobs import job_configs, split_config
 from transformer_lab.console import SCHEMA_NOTICE
+from transformer_lab.job import checks
 from transformer_lab.sweep.checks import ConfigCheck
 
 pytestmark = pytest.mark.filterwarnings(f"ignore:{SCHEMA_NOTICE}")
@@ -98,7 +100,7 @@ def test_the_expanded_jobs_are_the_configs_the_launcher_composes(loader):
     swept = ["seed=0,1", "model.dropout=0.0,0.2", "++model={dropout: 0.5},{dropout: 0.1}"]
     sweep = ["experiment=smoke", "model/norm=pre,post", "data=copy,sort", *swept, *values]
     config = composed(loader, sweep, multirun=True)
-    jobs = list(job_configs(config))
+    jobs = [(name, copy.deepcopy(task), hydra) for name, task, hydra in job_configs(config)]
     models = ["{dropout:0.5}", "{dropout:0.1}"]  # as Hydra writes them back
     axes = [["pre", "post"], ["copy", "sort"], ["0", "1"], ["0.0", "0.2"], models]
     expected = list(itertools.product(*axes))
@@ -116,3 +118,49 @@ def test_the_expanded_jobs_are_the_configs_the_launcher_composes(loader):
         assert hydra_cfg.mode == launched_hydra.mode == RunMode.MULTIRUN
         assert "samples" not in task.callbacks and task.trainer.benchmark is True
         assert task.seed == int(seed) and task.model.dropout == float(model[-4:-1])
+
+
+def values_bad_at(bad, position=57, jobs=100) -> str:
+    """``jobs`` comma-separated values, good but at ``position``."""
+    return ",".join(bad if job == position else str(job) for job in range(jobs))
+
+
+@pytest.mark.parametrize(
+    ("key", "message"),
+    [  # the model's own seed is part of its settings; the run's seed is checked per job
+        ("model.init_seed", "model.init_seed=-1: out of range; allowed: an integer in [0, "),
+        ("seed", "seed=-1: out of range; allowed: an integer in [0, 4294967295]"),
+    ],
+)
+def test_a_model_built_once_for_many_jobs_hides_no_bad_value(loader, capsys, key, message):
+    """The jobs of a seed sweep share one model build: job 57's bad seed is refused all the
+    same, named."""
+    config = composed(loader, ["experiment=smoke", f"{key}={values_bad_at('-1')}"], True)
+    line = refusal(capsys, "on_multirun_start", config)
+    assert line.startswith(f"error: {message}")
+    assert line.endswith(f" (sweep job: {key}=-1)")
+
+
+def test_a_model_that_differs_in_a_later_job_is_built_and_refused(loader, capsys):
+    sweep = ["experiment=smoke", "model.num_heads=4,3", "seed=range(50)"]  # 3 heads: d_model 32
+    line = refusal(capsys, "on_multirun_start", composed(loader, sweep, multirun=True))
+    assert line.startswith("error: model.")
+    assert line.endswith("(sweep job: model.num_heads=3,seed=0)")  # job 50, the first of them
+
+
+def test_a_sweep_builds_one_model_per_distinct_model_setting(loader, monkeypatch):
+    """100 seeds build one model; a grid over norm and encoding one per combination."""
+    built = []
+    build_module = checks.build_module
+
+    def counted(*arguments):
+        built.append(arguments)
+        return build_module(*arguments)
+
+    monkeypatch.setattr(checks, "build_module", counted)
+    ConfigCheck().on_multirun_start(composed(loader, ["experiment=smoke", "seed=range(100)"], True))
+    assert len(built) == 1
+    built.clear()
+    grid = ["model/norm=pre,post", "model/pos_encoding=sinusoidal,rotary", "seed=range(25)"]
+    ConfigCheck().on_multirun_start(composed(loader, ["experiment=smoke", *grid], True))
+    assert len(built) == 4

@@ -12,9 +12,10 @@ Composing a job through ``load_sweep_config`` costs too much to repeat for every
 the start of a sweep, and most jobs of a sweep differ only in the values of swept keys
 (``seed=0,1,2``). So Hydra composes the first job of each combination of the other
 overrides (config groups, deletions, additions, values every job shares), and its siblings
-are copies of it with their swept values set as Hydra sets a changed value
+are that config with their swept values set as Hydra sets a changed value
 (``OmegaConf.update`` of the parsed value; :func:`set_on_copy` says when that holds). The
-configs are those ``load_sweep_config`` makes (tested).
+configs are those ``load_sweep_config`` makes (tested). Siblings share one config object,
+each job's values set on it in turn: a copy per job cost more than checking the job.
 """
 
 import copy
@@ -110,7 +111,8 @@ def set_on_copy(override: Override, job: list[Override], swept: set[str], groups
 def job_configs(config: DictConfig) -> Iterator[tuple[str | None, DictConfig, DictConfig]]:
     """``(name, config, hydra node)`` of each job of the basic sweeper, the job named by
     its swept overrides (``optim.lr=abc,seed=1``); for another sweeper, the sweep's own
-    config only, named None."""
+    config only, named None. A job's config is its siblings' object with its own values set,
+    so it holds until the next job is yielded: a caller that keeps it keeps a copy."""
     if not is_grid(config):
         yield None, *split_config(config)
         return
@@ -127,7 +129,8 @@ def job_configs(config: DictConfig) -> Iterator[tuple[str | None, DictConfig, Di
         if others not in composed:
             composed[others] = split_config(loader.load_sweep_config(config, job))
         task, hydra = composed[others]
-        task = copy.deepcopy(task)
-        for override in values:  # an untyped (YAML) key takes any plain value
+        # every sibling sets the same keys, so none keeps another's; an untyped (YAML) key
+        # takes any plain value
+        for override in values:
             OmegaConf.update(task, override.key_or_group, override.value(), merge=True)
         yield ",".join(o for o in job if o.split("=", 1)[0] in swept), task, hydra

@@ -11,6 +11,7 @@ import hydra
 from hydra.errors import InstantiationException
 from omegaconf import DictConfig, OmegaConf
 
+from transformer_lab.config.renamed import renamed_key, renamed_reason
 from transformer_lab.config.typed import check_complete
 from transformer_lab.config.validation import ConfigError, InvalidSetting
 from transformer_lab.model.config import TransformerConfig
@@ -90,25 +91,42 @@ def positions_for_data(cfg: DictConfig) -> dict:
     return {"model_positions": cfg.model.max_len} if cls.fits_model_positions else {}
 
 
-def build_data_and_model(cfg: DictConfig, learned: dict | None = None):
+def build_module(model: DictConfig, optim: DictConfig, compile, sizes: dict):
+    """The LightningModule from the run's ``model`` and ``optim`` nodes and its ``compile``,
+    the vocabularies the config leaves to the data given as ``sizes``; or InvalidSetting
+    naming the setting by its key. A run's config sets every field (:func:`check_complete`),
+    and a key renamed since (``model.lr``, in an experiment file of an older version) is
+    named with its new one."""
+    network = OmegaConf.to_container(model, resolve=True) | sizes
+    optimisation = OmegaConf.to_container(optim, resolve=True)
+    try:
+        for key, settings, cls in (
+            ("model", network, TransformerConfig),
+            ("optim", optimisation, OptimConfig),
+        ):
+            try:
+                check_complete(cls, settings)
+            except InvalidSetting as error:
+                raise error.within(key) from None
+        return Seq2SeqLitModule(model=network, optim=optimisation, compile=compile)
+    except InvalidSetting as error:
+        new = renamed_key(error.key)
+        if new is None:
+            raise
+        raise InvalidSetting(error.key, error.value, renamed_reason(error.key, new), new) from None
+
+
+def build_data_and_model(cfg: DictConfig, learned: dict | None = None, build_model=build_module):
     """The datamodule and the LightningModule, or ConfigError; the model's vocabularies are
     the data's (:func:`vocab_sizes`), and it must have a position for every token of the
     data's longest sequence. ``learned``: the data's learnt settings (a tokenizer) to take
     instead of learning them, from the checkpoint a run resumes
-    (:func:`.resume.learned_settings`)."""
+    (:func:`.resume.learned_settings`). ``build_model``: :func:`build_module`, or the sweep
+    check's :class:`.checks.ModelBuilds`, which builds a model once for the jobs whose
+    models differ only in the run's seed."""
     datamodule = instantiate("data", cfg.data, **positions_for_data(cfg), **(learned or {}))
-    network = OmegaConf.to_container(cfg.model, resolve=True)
-    network |= vocab_sizes(cfg.model, datamodule)
-    optim = OmegaConf.to_container(cfg.optim, resolve=True)
-    for key, settings, cls in (
-        ("model", network, TransformerConfig),
-        ("optim", optim, OptimConfig),
-    ):
-        try:
-            check_complete(cls, settings)
-        except InvalidSetting as error:
-            raise error.within(key) from None
-    module = Seq2SeqLitModule(model=network, optim=optim, compile=cfg.compile)
+    sizes = vocab_sizes(cfg.model, datamodule)
+    module = build_model(cfg.model, cfg.optim, cfg.compile, sizes)
     max_len = module.model.config.max_len
     if datamodule.missing_positions(max_len):
         longest = datamodule.max_seq_len

@@ -14,7 +14,8 @@ exist yet.
 The sweep's :class:`~transformer_lab.sweep.checks.ConfigCheck` calls :func:`check_config`
 before Hydra makes any folder, for a run or for every job of a sweep;
 :func:`transformer_lab.job.run.train` calls it as well, so a programmatic run is checked
-the same way.
+the same way. A sweep's jobs share one :class:`ModelBuilds`: building a model costs more
+than the rest of a job's check, and the jobs of a seed sweep differ only in the seed.
 """
 
 import importlib.util
@@ -37,7 +38,7 @@ from transformer_lab.config.validation import (
     check_integer,
     check_number,
 )
-from transformer_lab.job.build import build_data_and_model, instantiate
+from transformer_lab.job.build import build_data_and_model, build_module, instantiate
 from transformer_lab.job.resume import resolve_checkpoint
 from transformer_lab.job.threads import AUTO
 from transformer_lab.runs.layout import TEST_WEIGHTS
@@ -46,6 +47,7 @@ from transformer_lab.training.metric_names import check_optimized_metric
 from transformer_lab.training.text_metrics import NAMES
 
 TEXT_METRICS = tuple(f"/{name}" for name in NAMES)
+RUN_SEED = "${seed}"  # a setting that is the run's seed, as the config writes it
 
 
 def check_launcher(cfg: DictConfig, hydra_cfg: DictConfig) -> None:
@@ -169,13 +171,65 @@ def check_run_settings(cfg: DictConfig, hydra_cfg: DictConfig) -> Path | None:
     return resolve_checkpoint(cfg)  # CheckpointNotFound, a ConfigError, names ckpt_path
 
 
-def check_config(cfg: DictConfig, hydra_cfg: DictConfig) -> Path | None:
+class ModelBuilds:
+    """:func:`.build.build_module`, once per distinct setting: a call whose
+    arguments equal an earlier call's, its config nodes compared by :func:`model_settings`
+    (the run's seed left out) and the rest (the data's vocabulary sizes) as they are, gets
+    the model that call built.
+
+    The seed is safe to leave out: :func:`check_run_settings` has checked it (an integer in
+    [0, 2**32 - 1]) before the build, and the model only seeds its initial weights with it,
+    which accepts any such integer (tests/job/test_model_builds.py builds at both ends).
+    Any other setting is part of the key, so a bad value is built, and refused, in the
+    first job that has it.
+    """
+
+    def __init__(self):
+        self.built: dict[str, object] = {}  # settings and arguments -> LightningModule
+
+    def __call__(self, *arguments, **given):
+        settings = repr(
+            (
+                [_settings(value) for value in arguments],
+                {name: _settings(value) for name, value in given.items()},
+            )
+        )
+        if settings not in self.built:
+            self.built[settings] = build_module(*arguments, **given)
+        return self.built[settings]
+
+
+def _settings(value):
+    """A config node's :func:`model_settings`; any other argument as it is."""
+    return model_settings(value) if OmegaConf.is_config(value) else value
+
+
+def model_settings(node: DictConfig):
+    """``node``'s settings, resolved, but a setting that is the run's seed by interpolation
+    (``init_seed: ${seed}``) kept as ``${seed}``, so that a seed sweep's jobs have equal
+    settings. Any other interpolation is resolved: its value may differ between jobs."""
+
+    def merge(given, resolved):
+        if isinstance(given, dict) and isinstance(resolved, dict):
+            return {name: merge(given[name], resolved[name]) for name in given}
+        if isinstance(given, list) and isinstance(resolved, list):
+            return [merge(*pair) for pair in zip(given, resolved, strict=True)]
+        return given if given == RUN_SEED else resolved
+
+    given = OmegaConf.to_container(node, resolve=False)
+    return merge(given, OmegaConf.to_container(node, resolve=True))
+
+
+def check_config(
+    cfg: DictConfig, hydra_cfg: DictConfig, models: ModelBuilds | None = None
+) -> Path | None:
     """The job's config ``cfg`` (without its ``hydra`` node, which is ``hydra_cfg``) can
     start a run, or a ConfigError names the first setting that cannot; the checkpoint
-    ``ckpt_path`` names (None: none), read once here for the run to resume from."""
+    ``ckpt_path`` names (None: none), read once here for the run to resume from.
+    ``models``: the models a sweep's earlier jobs built (None: build this job's)."""
     checkpoint = check_run_settings(cfg, hydra_cfg)
     with torch.device("meta"):  # what the constructors check, without the weights
-        datamodule, _ = build_data_and_model(cfg)
+        datamodule, _ = build_data_and_model(cfg, build_model=models or build_module)
     if cfg.optimized_metric.endswith(TEXT_METRICS) and not datamodule.reports_text:
         raise InvalidSetting(
             "optimized_metric",

@@ -11,13 +11,18 @@ each job's config composes (:mod:`.launchers`).
 """
 
 from hydra.experimental.callback import Callback
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf
 
 from transformer_lab.config.jobs import job_configs, job_overrides, split_config
 from transformer_lab.config.validation import ConfigError
-from transformer_lab.job.checks import check_config, refuse
+from transformer_lab.job.checks import ModelBuilds, check_config, refuse
 from transformer_lab.runs.reader import overrides_of
-from transformer_lab.sweep.hypotheses import check_outcome, check_sweep_start, parse_hypotheses
+from transformer_lab.sweep.hypotheses import (
+    check_outcome,
+    check_sweep_start,
+    parse_hypotheses,
+    reported_by,
+)
 from transformer_lab.sweep.launchers import check_launcher_applies
 from transformer_lab.sweep.naming import check_distinct_folders
 from transformer_lab.sweep.record import sweep_record
@@ -45,15 +50,19 @@ class ConfigCheck(Callback):
                 check_sequential(config, bool(config.get("hypotheses")))
             except ConfigError as error:
                 refuse(error)
-        configs = []
+        stated, reported, models = [], set(), ModelBuilds()
         for job, job_config, hydra_cfg in job_configs(config):
             try:
                 check_launcher_applies(config.hydra, hydra_cfg)
-                check_config(job_config, hydra_cfg)
+                check_config(job_config, hydra_cfg, models)
                 check_outcome(job_config)
             except ConfigError as error:
                 refuse(error, job)
-            configs.append(job_config)
+            items = job_config.get("hypotheses")  # resolved now: the next job reuses the config
+            stated.append(
+                OmegaConf.to_container(items, resolve=True) if OmegaConf.is_config(items) else items
+            )
+            reported |= reported_by(job_config)
         try:
             if config.hydra.sweeper.get("direction") is not None:  # an optimizing sweeper
                 check_warmup_range(config)  # the search space, which no job config shows
@@ -61,6 +70,9 @@ class ConfigCheck(Callback):
             if jobs is not None:
                 excluded = list(config.hydra.job.config.override_dirname.exclude_keys)
                 check_distinct_folders(jobs, excluded, sweep_record(config).swept)
-            check_sweep_start(configs, None if jobs is None else [overrides_of(j) for j in jobs])
+            hypotheses = [h for items in stated for h in parse_hypotheses(items)]
+            check_sweep_start(
+                hypotheses, reported, None if jobs is None else [overrides_of(j) for j in jobs]
+            )
         except ConfigError as error:
             refuse(error)

@@ -266,17 +266,20 @@ def reported_by(cfg: DictConfig) -> set[str]:
     return names
 
 
-def check_sweep_start(configs: list[DictConfig], jobs: list[dict[str, str]] | None) -> None:
-    """The hypotheses of a sweep's job ``configs``, before any job starts: their format
-    always; with the ``jobs``' overrides (the basic sweeper's, known ahead), against the
-    sweep and the metrics its jobs report. Another sweeper draws its jobs as it goes
-    (``jobs`` None): the report checks those against the jobs that ran."""
-    hypotheses = merged(h for c in configs for h in parse_hypotheses(c.get("hypotheses")))
+def check_sweep_start(
+    hypotheses: list[Hypothesis], reported: set[str], jobs: list[dict[str, str]] | None
+) -> None:
+    """The ``hypotheses`` of a sweep's jobs (each job's :func:`parse_hypotheses`), before any
+    job starts: their format always; with the ``jobs``' overrides (the basic sweeper's,
+    known ahead), against the sweep and the metrics its jobs report (``reported``, each
+    job's :func:`reported_by`). Another sweeper draws its jobs as it goes (``jobs`` None):
+    the report checks those against the jobs that ran."""
+    hypotheses = merged(hypotheses)
     if jobs is None or not hypotheses:
         return
     # a sweep narrowed on the command line (depth=6) need not compare what its experiment does
     check_against_sweep(hypotheses, jobs, instead="or hypotheses=[] to judge none")
-    check_reported(hypotheses, set().union(*(reported_by(c) for c in configs)), "job of the sweep")
+    check_reported(hypotheses, reported, "job of the sweep")
 
 
 def check_outcome(cfg: DictConfig) -> None:

@@ -1,0 +1,30 @@
+"""``python -m transformer_lab.bench.sweep_check``: the sweep-start check's CPU time per 100
+jobs, for a sweep given on the command line or the bundled ones."""
+
+import pytest
+from hydra.core.global_hydra import GlobalHydra
+
+from transformer_lab.bench import sweep_check
+
+
+@pytest.fixture(autouse=True)
+def one_round(monkeypatch):
+    monkeypatch.setattr(sweep_check, "ROUNDS", 1)
+    GlobalHydra.instance().clear()
+
+
+def test_a_sweep_given_on_the_command_line_is_timed_per_100_jobs(monkeypatch, capsys):
+    monkeypatch.setattr("sys.argv", ["sweep_check", "experiment=smoke", "seed=0,1,2"])
+    sweep_check.main()
+    header, _, row = capsys.readouterr().out.splitlines()
+    assert header == "| sweep | jobs | CPU s per 100 jobs | of which composing |"
+    name, jobs, check, composing = (cell.strip() for cell in row.strip("|").split("|"))
+    assert (name, jobs) == ("experiment=smoke seed=0,1,2", "3")
+    assert 0 < float(composing) < float(check) < 100  # 3 jobs scaled to 100: seconds
+
+
+@pytest.mark.slow
+def test_the_bundled_sweeps_have_100_jobs_each():
+    for overrides in sweep_check.SWEEPS.values():
+        jobs, _, _ = sweep_check.seconds_per_100_jobs(["experiment=smoke", *overrides])
+        assert jobs == 100
