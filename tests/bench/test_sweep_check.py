@@ -5,6 +5,7 @@ import pytest
 from hydra.core.global_hydra import GlobalHydra
 
 from transformer_lab.bench import sweep_check
+from transformer_lab.config.jobs import job_overrides
 
 
 @pytest.fixture(autouse=True)
@@ -23,8 +24,7 @@ def test_a_sweep_given_on_the_command_line_is_timed_per_100_jobs(monkeypatch, ca
     assert 0 < float(composing) < float(check) < 100  # 3 jobs scaled to 100: seconds
 
 
-@pytest.mark.slow
-def test_the_bundled_sweeps_have_100_jobs_each():
-    for overrides in sweep_check.SWEEPS.values():
-        jobs, _, _ = sweep_check.seconds_per_100_jobs(["experiment=smoke", *overrides])
-        assert jobs == 100
+@pytest.mark.parametrize("name", list(sweep_check.SWEEPS))
+def test_the_bundled_sweeps_have_100_jobs_each(name):
+    with sweep_check.sweep(["experiment=smoke", *sweep_check.SWEEPS[name]]) as config:
+        assert len(job_overrides(config)) == 100

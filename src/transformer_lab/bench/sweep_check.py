@@ -17,10 +17,13 @@ combination once, :mod:`transformer_lab.config.jobs`).
 import statistics
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from hydra import initialize_config_module
 from hydra.core.global_hydra import GlobalHydra
 from hydra.types import RunMode
+from omegaconf import DictConfig
 
 from transformer_lab.config.jobs import job_configs, job_overrides
 from transformer_lab.console import quiet_library_notices
@@ -57,18 +60,21 @@ def cpu_seconds(call) -> float:
     return statistics.median(rounds)
 
 
+@contextmanager
+def sweep(overrides: list[str]) -> Iterator[DictConfig]:
+    """The sweep's own config, as Hydra composes it for the callbacks (Hydra's start, not
+    the check's), with Hydra initialised around it."""
+    with initialize_config_module("transformer_lab.conf", version_base="1.3"):
+        loader = GlobalHydra.instance().config_loader()
+        multirun = [*overrides, "hydra.mode=MULTIRUN"]
+        yield loader.load_configuration("train", multirun, run_mode=RunMode.MULTIRUN)
+
+
 def seconds_per_100_jobs(overrides: list[str]) -> tuple[int, float, float]:
     """The sweep's number of jobs; the median CPU seconds per 100 jobs of its check, and of
     the part of it that composes the jobs' configs (Hydra's, once per combination of config
     groups and other overrides, :func:`~transformer_lab.config.jobs.job_configs`)."""
-    with initialize_config_module("transformer_lab.conf", version_base="1.3"):
-        config = (
-            GlobalHydra.instance()
-            .config_loader()
-            .load_configuration(
-                "train", [*overrides, "hydra.mode=MULTIRUN"], run_mode=RunMode.MULTIRUN
-            )
-        )
+    with sweep(overrides) as config:
         jobs = len(job_overrides(config))
         ConfigCheck().on_multirun_start(config)  # untimed: the first imports what it builds
         check = cpu_seconds(lambda: ConfigCheck().on_multirun_start(config))
