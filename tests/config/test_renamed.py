@@ -12,6 +12,7 @@ from transformer_lab.config.renamed import (
     current_data_settings,
 )
 from transformer_lab.config.validation import InvalidSetting
+from transformer_lab.job.build import build_data_and_model
 
 REASON = "now {} (a task's length is data.*_task_len; model.max_len counts positions)"
 NEW = {
@@ -64,3 +65,11 @@ def test_an_old_model_setting_given_to_train_names_its_place_in_the_config_tree(
         check_overrides(["experiment=smoke", f"{old}=7"], "train")
     assert str(refused.value) == f"{old}=7: now {new}; allowed: {new}=<value>"
     check_overrides(["experiment=smoke", f"{new}=7"], "train")  # the new key composes
+
+
+def test_an_old_key_in_an_experiment_file_names_its_new_one(compose_train):
+    """An experiment file of an older version sets ``model.lr``: the build names
+    ``optim.lr`` (``+model.lr`` adds the key as such a file would)."""
+    with pytest.raises(InvalidSetting) as refused:
+        build_data_and_model(compose_train(["experiment=smoke", "+model.lr=3e-3"]))
+    assert str(refused.value) == "model.lr=0.003: now optim.lr; allowed: optim.lr"

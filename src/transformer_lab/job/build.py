@@ -99,17 +99,17 @@ def build_module(model: DictConfig, optim: DictConfig, compile, sizes: dict):
     named with its new one."""
     network = OmegaConf.to_container(model, resolve=True) | sizes
     optimisation = OmegaConf.to_container(optim, resolve=True)
+    for key, settings, cls in (
+        ("model", network, TransformerConfig),
+        ("optim", optimisation, OptimConfig),
+    ):
+        try:
+            check_complete(cls, settings)
+        except InvalidSetting as error:
+            raise error.within(key) from None
     try:
-        for key, settings, cls in (
-            ("model", network, TransformerConfig),
-            ("optim", optimisation, OptimConfig),
-        ):
-            try:
-                check_complete(cls, settings)
-            except InvalidSetting as error:
-                raise error.within(key) from None
         return Seq2SeqLitModule(model=network, optim=optimisation, compile=compile)
-    except InvalidSetting as error:
+    except InvalidSetting as error:  # model.<key> or optim.<key>
         new = renamed_key(error.key)
         if new is None:
             raise
