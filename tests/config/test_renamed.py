@@ -3,6 +3,7 @@ name typed on a command line is one error naming the new one, and a checkpoint's
 names map to the new ones through the same table."""
 
 import pytest
+from hydra.core.hydra_config import HydraConfig
 from omegaconf import OmegaConf
 
 from transformer_lab.config.command_line import check_overrides
@@ -13,7 +14,7 @@ from transformer_lab.config.renamed import (
     current_data_settings,
 )
 from transformer_lab.config.validation import InvalidSetting
-from transformer_lab.job.build import build_data_and_model
+from transformer_lab.job.checks import check_config
 
 REASON = "now {} (a task's length is data.*_task_len; model.max_len counts positions)"
 NEW = {
@@ -67,12 +68,20 @@ def test_an_old_model_setting_given_to_train_names_its_place_in_the_config_tree(
     assert str(refused.value) == f"{old}=7: now {new}; allowed: {new}=<value>"
 
 
-def test_an_old_key_in_an_experiment_file_names_its_new_one(compose_train):
-    """An experiment file of an older version sets ``model.lr``: the build names
-    ``optim.lr`` (``+model.lr`` adds the key as such a file would)."""
+@pytest.mark.parametrize(
+    ("added", "message"),
+    [
+        ("+model.lr=3e-3", "model.lr=0.003: now optim.lr; allowed: optim.lr"),
+        ("+data.max_len=5", f"data.max_len=5: {REASON.format('data.max_task_len')}; allowed: "),
+    ],
+)
+def test_an_old_key_in_a_config_file_names_its_new_one(compose_train, added, message):
+    """An experiment file, or a run's saved config.yaml, of an older version sets
+    ``model.lr`` or ``data.max_len`` (``+`` adds the key as such a file would): the run's
+    check names the new key before anything is built."""
     with pytest.raises(InvalidSetting) as refused:
-        build_data_and_model(compose_train(["experiment=smoke", "+model.lr=3e-3"]))
-    assert str(refused.value) == "model.lr=0.003: now optim.lr; allowed: optim.lr"
+        check_config(compose_train(["experiment=smoke", added]), HydraConfig.get())
+    assert str(refused.value).startswith(message)
 
 
 def test_every_new_name_is_a_key_of_the_config(compose_train):

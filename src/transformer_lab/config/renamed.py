@@ -9,8 +9,11 @@
 
 A checkpoint that saved old names loads through the table (:func:`current_settings`,
 :func:`current_data_settings`), and an old key typed on a command line is refused with its
-new name (:func:`renamed_key`, :func:`renamed_reason`).
+new name (:func:`renamed_key`, :func:`renamed_reason`), and so is one a config file still
+sets (:func:`check_current_keys`).
 """
+
+from transformer_lab.config.validation import InvalidSetting
 
 OPTIMISATION = (
     "lr",
@@ -54,6 +57,16 @@ def renamed_reason(old: str, new: str) -> str:
     """Why the old key ``old`` is refused, for the error line."""
     why = WHY.get(old.split(".")[0])
     return f"now {new}" + (f" ({why})" if why else "")
+
+
+def check_current_keys(config) -> None:
+    """InvalidSetting for the first old key ``config`` (a run's composed config) still
+    sets: an experiment file, or a run's saved ``config.yaml``, of an older version."""
+    for old, new in RENAMED_KEYS.items():
+        parent, _, leaf = old.rpartition(".")
+        node = config.get(parent)
+        if hasattr(node, "keys") and leaf in node:
+            raise InvalidSetting(old, node[leaf], renamed_reason(old, new), new)
 
 
 def current_settings(saved: dict) -> dict:

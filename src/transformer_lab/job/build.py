@@ -11,7 +11,6 @@ import hydra
 from hydra.errors import InstantiationException
 from omegaconf import DictConfig, OmegaConf
 
-from transformer_lab.config.renamed import renamed_key, renamed_reason
 from transformer_lab.config.typed import check_complete
 from transformer_lab.config.validation import ConfigError, InvalidSetting
 from transformer_lab.model.config import TransformerConfig
@@ -94,9 +93,8 @@ def positions_for_data(cfg: DictConfig) -> dict:
 def build_module(model: DictConfig, optim: DictConfig, compile, sizes: dict):
     """The LightningModule from the run's ``model`` and ``optim`` nodes and its ``compile``,
     the vocabularies the config leaves to the data given as ``sizes``; or InvalidSetting
-    naming the setting by its key. A run's config sets every field (:func:`check_complete`),
-    and a key renamed since (``model.lr``, in an experiment file of an older version) is
-    named with its new one."""
+    naming the setting by its key. A run's config sets every field
+    (:func:`check_complete`)."""
     network = OmegaConf.to_container(model, resolve=True) | sizes
     optimisation = OmegaConf.to_container(optim, resolve=True)
     for key, settings, cls in (
@@ -107,13 +105,7 @@ def build_module(model: DictConfig, optim: DictConfig, compile, sizes: dict):
             check_complete(cls, settings)
         except InvalidSetting as error:
             raise error.within(key) from None
-    try:
-        return Seq2SeqLitModule(model=network, optim=optimisation, compile=compile)
-    except InvalidSetting as error:  # model.<key> or optim.<key>
-        new = renamed_key(error.key)
-        if new is None:
-            raise
-        raise InvalidSetting(error.key, error.value, renamed_reason(error.key, new), new) from None
+    return Seq2SeqLitModule(model=network, optim=optimisation, compile=compile)
 
 
 def build_data_and_model(cfg: DictConfig, learned: dict | None = None, build_model=build_module):
