@@ -26,6 +26,7 @@ def pairs_file(tmp_path: Path) -> list[str]:
     return [f"data.train_path={path}", "data.tokenizer=word"]
 
 
+@pytest.mark.slow  # the main job's 100,000 examples, drawn for each task
 @pytest.mark.parametrize("experiment", [[], ["experiment=smoke"]], ids=["main_job", "smoke"])
 @pytest.mark.parametrize("option", DATA_OPTIONS)
 def test_every_data_option_builds_and_serves_a_batch(compose_train, tmp_path, option, experiment):

@@ -125,6 +125,7 @@ def values_bad_at(bad, position=57, jobs=100) -> str:
     return ",".join(bad if job == position else str(job) for job in range(jobs))
 
 
+@pytest.mark.slow  # the checks of 100-job sweeps
 @pytest.mark.parametrize(
     ("key", "message"),
     [  # the model's own seed is part of its settings; the run's seed is checked per job
@@ -148,6 +149,7 @@ def test_a_model_that_differs_in_a_later_job_is_built_and_refused(loader, capsys
     assert line.endswith("(sweep job: model.num_heads=3,seed=0)")  # job 50, the first of them
 
 
+@pytest.mark.slow  # the checks of 100-job sweeps
 def test_a_sweep_builds_one_model_per_distinct_model_setting(loader, monkeypatch):
     """100 seeds build one model; a grid over norm and encoding one per combination."""
     built = []
