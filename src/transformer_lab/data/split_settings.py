@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass, field, fields
 
 from lightning.fabric.utilities.data import AttributeDict
 
+from transformer_lab.config.typed import from_settings
 from transformer_lab.config.validation import InvalidSetting, check_integer
 
 # The splits of lengths min_task_len..max_task_len, in the order they are drawn: each
@@ -44,13 +45,16 @@ class SplitSettings:
     def of(cls, owner: str, own: list[str], given: dict) -> "SplitSettings":
         """The settings ``given`` (the keywords the datamodule ``owner`` does not take as
         its ``own`` settings), the rest at their defaults; InvalidSetting for a key that is
-        none of them, naming every setting ``owner`` takes."""
-        names = [f.name for f in fields(cls)]
-        for key, value in given.items():
-            if key not in names:
-                reason = f"{owner} takes no such setting"
-                raise InvalidSetting(key, value, reason, ", ".join([*own, *names]))
-        return cls(**given)
+        none of them, naming every setting ``owner`` takes: the refusal of
+        :func:`~transformer_lab.config.typed.from_settings` (every field has a default, so
+        it refuses only an unknown key), with ``owner``'s own settings allowed too."""
+        try:
+            return from_settings(cls, given)
+        except InvalidSetting as error:
+            names = [f.name for f in fields(cls)]
+            reason = f"{owner} takes no such setting"
+            allowed = ", ".join([*own, *names])
+            raise InvalidSetting(error.key, error.value, reason, allowed) from None
 
     def check(self, fixed_set: bool = False) -> None:
         """InvalidSetting for the first setting of the wrong type or out of its range;

@@ -147,8 +147,9 @@ class TransformerConfig:
             stack: StackConfig(**{key: keywords.pop(f"{stack}_{key}", None) for key in PER_STACK})
             for stack in STACKS
         }
-        if "activation" in keywords:
-            keywords["ffn"] = keywords.pop("activation")
+        for name, keyword in KEYWORD_OF.items():
+            if keyword in keywords:
+                keywords[name] = keywords.pop(keyword)
         try:
             return cls(**keywords, **stacks)
         except InvalidSetting as error:  # named by the keyword the caller typed
