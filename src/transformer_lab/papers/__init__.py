@@ -12,4 +12,7 @@ lab's figure agrees.
 - ``deepnet_update``: Wang et al. (2022, DeepNet), §3, Figure 4 and §4.2, Figure 5: the
   size of the model update over the first steps (by depth in Figure 5), and the decoder's
   gradient by layer after them (Figure 4(d)).
+- ``deepnet_bound``: the same paper's §4.2-4.3 and Figure 5 as a test with a rule fixed before
+  its runs: is DeepNorm's model update nearly constant in depth and Post-LN's growing, under
+  one SGD step (the theorem's setting) and under AdamW's first steps?
 """

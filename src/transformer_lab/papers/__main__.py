@@ -1,11 +1,11 @@
-"""``python -m transformer_lab.papers xiong_fig3|deepnet_update [options]``: draw one of the
+"""``python -m transformer_lab.papers <figure> [options]``: draw one of the
 papers' figures on this lab's models (see the package doc), a PNG and its numbers (.json)."""
 
 import argparse
 import sys
 from pathlib import Path
 
-from transformer_lab.papers import deepnet_update, xiong_fig3
+from transformer_lab.papers import deepnet_bound, deepnet_update, xiong_fig3
 
 
 def _ints(text: str) -> list[int]:
@@ -35,6 +35,10 @@ def parser() -> argparse.ArgumentParser:
     deepnet.add_argument("--lr", type=float, default=3e-3, help="constant, no warmup")
     deepnet.add_argument("--d-model", type=int, default=32)
     deepnet.add_argument("--out", type=Path, default=Path("docs/deepnet_update.png"))
+    bound = figures.add_parser(
+        "deepnet_bound", help="is the model update bounded in depth? (tested, fixed design)"
+    )
+    bound.add_argument("--out", type=Path, default=Path("docs/deepnet_bound.png"))
     return main
 
 
@@ -53,6 +57,8 @@ def main(argv: list[str] | None = None) -> int:
         out = xiong_fig3.run(
             args.out, args.depths, seeds, args.batches, args.batch_size, args.d_model
         )
+    elif args.figure == "deepnet_bound":
+        out = deepnet_bound.run(args.out)
     else:
         out = deepnet_update.run(args.out, args.depths, seeds, args.steps, args.lr, args.d_model)
     print(f"wrote {out} and {out.with_suffix('.json')}")
