@@ -45,22 +45,23 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     for name in ("seeds", "steps", "batches", "batch_size"):
-        value = getattr(args, name, 1)
-        if value < (2 if name == "seeds" else 1):
+        value = getattr(args, name, None)  # deepnet_bound's design is fixed: none of these
+        if value is not None and value < (2 if name == "seeds" else 1):
             least = 2 if name == "seeds" else 1
             print(
                 f"error: {name}={value}: too few; allowed: an integer >= {least}", file=sys.stderr
             )
             return 2
-    seeds = range(args.seeds)
-    if args.figure == "xiong_fig3":
-        out = xiong_fig3.run(
-            args.out, args.depths, seeds, args.batches, args.batch_size, args.d_model
-        )
-    elif args.figure == "deepnet_bound":
+    if args.figure == "deepnet_bound":
         out = deepnet_bound.run(args.out)
+    elif args.figure == "xiong_fig3":
+        out = xiong_fig3.run(
+            args.out, args.depths, range(args.seeds), args.batches, args.batch_size, args.d_model
+        )
     else:
-        out = deepnet_update.run(args.out, args.depths, seeds, args.steps, args.lr, args.d_model)
+        out = deepnet_update.run(
+            args.out, args.depths, range(args.seeds), args.steps, args.lr, args.d_model
+        )
     print(f"wrote {out} and {out.with_suffix('.json')}")
     return 0
 
