@@ -110,8 +110,8 @@ def _rms(change: torch.Tensor) -> float:
     return change.pow(2).mean().sqrt().item()
 
 
-def sgd_update(model, batch, probe) -> float:
-    """||ΔF|| / η after one plain SGD step of rate :data:`SGD_RATE`, in float64."""
+def sgd_update(model, batch, probe, rate: float = SGD_RATE) -> float:
+    """||ΔF|| / η after one plain SGD step of rate η (``rate``), in float64."""
     model = model.double()
     with torch.no_grad():
         start = model(probe["src"], probe["tgt_in"])  # [B, T, V]
@@ -119,8 +119,8 @@ def sgd_update(model, batch, probe) -> float:
     with torch.no_grad():
         for parameter in model.parameters():
             if parameter.grad is not None:
-                parameter -= SGD_RATE * parameter.grad
-        return _rms(model(probe["src"], probe["tgt_in"]) - start) / SGD_RATE
+                parameter -= rate * parameter.grad
+        return _rms(model(probe["src"], probe["tgt_in"]) - start) / rate
 
 
 def adamw_update(model, batches, probe) -> float:
