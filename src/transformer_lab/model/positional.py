@@ -1,14 +1,19 @@
 """Positional encodings, one exclusive choice each, chosen by name.
 
 Every encoding answers the same three questions, so the rest of the model never asks
-which one it has:
+which one it has, and declares which of them it answers (``adds``, ``rotates``,
+``biases``: what a test of every encoding needs to know, checked against the answers):
 
 - :meth:`PositionalEncoding.add` -- what to add to the scaled token embeddings
   (sinusoidal, learned);
 - :meth:`PositionalEncoding.rotation` -- how to rotate queries and keys of self-attention
   (rotary);
 - :meth:`PositionalEncoding.bias` -- which additive bias to put on self-attention scores
-  (ALiBi).
+  (ALiBi, T5's relative bias).
+
+Each is built knowing its stack (:class:`~.options.Stack`: an encoding of the causal decoder
+may bucket its distances one way) and with its own settings, if it declares any
+(:class:`~.options.Option`).
 
 Each also gives its :meth:`PositionalEncoding.picture`, the data of the figure the
 callbacks draw of it (:mod:`transformer_lab.callbacks.positional_map`), so a new encoding
@@ -28,6 +33,7 @@ from torch import nn
 from transformer_lab.config.registry import Registry
 from transformer_lab.config.validation import InvalidSetting
 from transformer_lab.model.init import OwnsInit
+from transformer_lab.model.options import ENCODER, Option, Stack
 
 POSITIONAL_ENCODINGS = Registry("pos_encoding")
 
@@ -52,14 +58,23 @@ class Picture:
     size: tuple[float, float]
 
 
-class PositionalEncoding(nn.Module):
-    """No positional information (``none``); the base every encoding overrides."""
+class PositionalEncoding(nn.Module, Option):
+    """No positional information (``none``); the base every encoding overrides.
+
+    ``stack`` and ``settings`` (:meth:`~.options.Option.place`) are keywords every encoding
+    takes (a subclass passes them on as ``**where``)."""
 
     trained = False  # its picture is drawn at the end of fit (at the start it is the init)
+    adds = False  # add() adds to the token embeddings
+    rotates = False  # rotation() rotates queries and keys
+    biases = False  # bias() biases self-attention scores
 
-    def __init__(self, d_model: int, num_heads: int, max_len: int):
+    def __init__(
+        self, d_model: int, num_heads: int, max_len: int, *, stack: Stack = ENCODER, settings=None
+    ):
         super().__init__()
         self.max_len = max_len
+        self.place(stack, settings)
 
     def add(self, x: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
         """``x [B, L, D]`` plus the encoding of ``positions [L]``."""
@@ -108,8 +123,10 @@ class Sinusoidal(PositionalEncoding):
     ones in the last.
     """
 
-    def __init__(self, d_model: int, num_heads: int, max_len: int):
-        super().__init__(d_model, num_heads, max_len)
+    adds = True
+
+    def __init__(self, d_model: int, num_heads: int, max_len: int, **where):
+        super().__init__(d_model, num_heads, max_len, **where)
         if d_model % 2:
             raise InvalidSetting(
                 "d_model",
@@ -157,9 +174,10 @@ class Learned(PositionalEncoding):
     """
 
     trained = True
+    adds = True
 
-    def __init__(self, d_model: int, num_heads: int, max_len: int):
-        super().__init__(d_model, num_heads, max_len)
+    def __init__(self, d_model: int, num_heads: int, max_len: int, **where):
+        super().__init__(d_model, num_heads, max_len, **where)
         self.table = PositionTable(max_len, d_model)
 
     def add(self, x: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
@@ -182,8 +200,10 @@ class Rotary(PositionalEncoding):
     as query at position i and as key at position j, ``mean_d cos((i - j) theta_d)``.
     """
 
-    def __init__(self, d_model: int, num_heads: int, max_len: int):
-        super().__init__(d_model, num_heads, max_len)
+    rotates = True
+
+    def __init__(self, d_model: int, num_heads: int, max_len: int, **where):
+        super().__init__(d_model, num_heads, max_len, **where)
         head_dim = d_model // num_heads
         if head_dim % 2:
             raise InvalidSetting(
@@ -246,8 +266,10 @@ class ALiBi(PositionalEncoding):
     two (the symmetric form; the decoder's causal mask keeps ``j <= i``).
     """
 
-    def __init__(self, d_model: int, num_heads: int, max_len: int):
-        super().__init__(d_model, num_heads, max_len)
+    biases = True
+
+    def __init__(self, d_model: int, num_heads: int, max_len: int, **where):
+        super().__init__(d_model, num_heads, max_len, **where)
         self.register_buffer("slopes", alibi_slopes(num_heads), persistent=False)
 
     def bias(self, q_positions: torch.Tensor, k_positions: torch.Tensor) -> torch.Tensor:
@@ -275,6 +297,8 @@ POSITIONAL_ENCODINGS.register("none")(PositionalEncoding)  # last in the list of
 
 
 def build_positional_encoding(
-    name: str, d_model: int, num_heads: int, max_len: int
+    name: str, d_model: int, num_heads: int, max_len: int, stack: Stack = ENCODER, settings=None
 ) -> PositionalEncoding:
-    return POSITIONAL_ENCODINGS.lookup(name)(d_model, num_heads, max_len)
+    """The encoding ``name`` of a ``stack``, with its own ``settings`` (None: its defaults)."""
+    cls = POSITIONAL_ENCODINGS.lookup(name)
+    return cls(d_model, num_heads, max_len, stack=stack, settings=settings)
