@@ -169,6 +169,14 @@ def check_overrides(arguments: list[str], config_name: str) -> None:
                 raise diagnosis(error, job, loader, config_name) from None
 
 
+def composed(arguments: list[str], config_name: str = "train") -> DictConfig:
+    """The config the overrides ``arguments`` compose into, or the ConfigError of
+    :func:`check_overrides` naming the first that cannot."""
+    check_overrides(arguments, config_name)
+    with initialize_config_module("transformer_lab.conf", version_base="1.3"):
+        return compose(config_name, overrides=arguments)
+
+
 def hydra_options(arguments: list[str]) -> bool:
     """Whether ``arguments`` hold one of Hydra's own options other than ``-m``."""
     return any(a.startswith("-") and a not in MULTIRUN for a in arguments)
