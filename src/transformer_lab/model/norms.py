@@ -5,6 +5,8 @@ Each is a module over the last dimension built from ``d_model`` (and, as every o
 initialisation (:class:`~transformer_lab.model.init.OwnsInit`); eps 1e-5 for each.
 """
 
+import math
+
 import torch
 from torch import nn
 
@@ -38,3 +40,25 @@ class RMSNorm(nn.RMSNorm, OwnsInit, Option):
 
     def reset_parameters(self, generator: torch.Generator | None = None) -> None:
         super().reset_parameters()
+
+
+@NORM_TYPES.register("scalenorm")
+class ScaleNorm(nn.Module, OwnsInit, Option):
+    """``g * x / ||x||`` (Nguyen & Salazar, 2019, eq. 5): each vector projected onto the
+    sphere of radius g, one learned scalar g per norm ("All g's in SCALENORM are initialized
+    to sqrt(d)", §3.2), so a unit-variance input keeps its length; the norm is clamped at
+    eps, as the authors' implementation does."""
+
+    def __init__(self, d_model: int, *, stack: Stack = ENCODER, settings=None):
+        super().__init__()
+        self.place(stack, settings)
+        self.d_model = d_model
+        self.g = nn.Parameter(torch.empty(()))  # a scalar
+        self.reset_parameters()
+
+    @torch.no_grad()
+    def reset_parameters(self, generator: torch.Generator | None = None) -> None:
+        self.g.fill_(math.sqrt(self.d_model))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.g * x / x.norm(dim=-1, keepdim=True).clamp(min=EPS)
