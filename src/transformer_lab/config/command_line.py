@@ -70,8 +70,7 @@ def unknown_group(override: Override, loader) -> InvalidSetting:
 def dotted_keys(node: DictConfig, prefix: str = "") -> list[str]:
     """Every key of ``node``, dotted (``trainer.max_steps``), nodes included."""
     keys = []
-    for key in node:
-        child = node._get_node(key)
+    for key, child in node.items_ex(resolve=False):  # a node as it is, not resolved
         keys.append(f"{prefix}{key}")
         if isinstance(child, DictConfig):
             keys += dotted_keys(child, f"{prefix}{key}.")
