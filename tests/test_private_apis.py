@@ -86,7 +86,16 @@ def test_a_profile_gives_its_memory_events_with_their_time_and_bytes():
     assert sum(e.nbytes() for e in memory if e.nbytes() > 0) >= 2 * 1024 * 4  # two tensors
 
 
-PRIVATE = {  # a library's private names, and where the lab may read them
+def test_a_views_base_is_the_tensor_it_views_and_a_tensor_its_own():
+    with torch.device("meta"):
+        owner = torch.empty(4, 6)
+    q, k = owner.chunk(2, dim=1)
+    assert private_apis.view_base(q) is owner and private_apis.view_base(k.T) is owner
+    assert private_apis.view_base(owner) is owner
+
+
+PRIVATE = {  # a library's private names, which only the adapter reads
+    "_base",
     "_storage",
     "_trial_id",
     "_study_id",

@@ -14,6 +14,10 @@ benchmark.
   file (its ``_process_searchspace_config``, ``_parse_sweeper_params_config``,
   ``_get_directions``, ``_configure_trials``), and ``create_params_from_overrides`` parses
   a sweep's overrides into Optuna distributions.
+- **torch** (2.4 to 2.13): a view's ``_base``, the tensor whose memory it views, named in
+  PyTorch's note on tensor views but private by name; the check of a run's memory counts
+  what autograd saves once per base, on the meta device, where no data pointer tells two
+  tensors' memory apart.
 - **torch.profiler** (2.4 to 2.13): the memory events of a profile, each with its time and
   bytes, are only in ``prof.profiler.kineto_results``; the public ``events()`` aggregates
   memory per operator, without the running total whose peak the benchmark reports.
@@ -56,6 +60,11 @@ def params_from_overrides(overrides: list[str]):
     from hydra_plugins.hydra_optuna_sweeper._impl import create_params_from_overrides
 
     return create_params_from_overrides(overrides)
+
+
+def view_base(tensor):
+    """The tensor whose memory ``tensor`` views, or ``tensor`` itself if it owns it."""
+    return tensor._base if tensor._base is not None else tensor
 
 
 def profiled_events(prof) -> list:
