@@ -72,7 +72,7 @@ def dotted_keys(node: DictConfig, prefix: str = "") -> list[str]:
     keys = []
     for key, child in node.items_ex(resolve=False):  # a node as it is, not resolved
         keys.append(f"{prefix}{key}")
-        if isinstance(child, DictConfig):
+        if isinstance(child, DictConfig) and child != None:  # noqa: E711 (a node of None)
             keys += dotted_keys(child, f"{prefix}{key}.")
     return keys
 
