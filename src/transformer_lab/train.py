@@ -15,7 +15,7 @@ import hydra
 from omegaconf import DictConfig
 
 from transformer_lab.callbacks import Interrupted
-from transformer_lab.config.command_line import check_command_line, composed
+from transformer_lab.config.command_line import composed, composed_once, end_composition
 from transformer_lab.config.help import topic_help
 from transformer_lab.config.validation import ConfigError
 from transformer_lab.console import ignore, quiet_library_notices
@@ -49,6 +49,7 @@ OUTSIDE_FIT_INTERRUPT = (
 def main(cfg: DictConfig) -> float:
     """Run one job. In a sweep a failing job is recorded and the sweep goes on; the value
     of ``optimized_metric`` goes back to the sweeper, the worst one for a failed job."""
+    end_composition()  # where no ConfigCheck ended it
     quiet_library_notices()
     context = RunContext.from_hydra()
     if parallel.sweep_stopping(context.hydra):  # Ctrl-C: no job starts any more
@@ -93,7 +94,7 @@ def print_topic_help(topic: str, overrides: list[str]) -> None:
 
 def cli() -> None:
     """``python -m transformer_lab.train`` and ``tlab-train``: :func:`main`, once the
-    command line composes (:func:`~transformer_lab.config.command_line.check_command_line`:
+    command line composes, once (:func:`~transformer_lab.config.command_line.composed_once`:
     a typo is one line and exit status 2, not Hydra's text), a command that asks for a
     sweeper this install lacks is refused before Hydra composes it
     (:mod:`~transformer_lab.sweep.tune_extra`), and the notice that Hydra prints whenever it
@@ -107,12 +108,11 @@ def cli() -> None:
         print_topic_help(arguments[1], arguments[2:])
         return
     try:
-        check_tuning_installed(sys.argv[1:])
-        check_command_line(sys.argv[1:])
-    except ConfigError as error:
+        check_tuning_installed(arguments)
+        with composed_once(arguments):
+            main()
+    except ConfigError as error:  # the command line, refused before any folder
         refuse(error)
-    try:
-        main()
     except KeyboardInterrupt:  # outside fit, whose own handler saves last.ckpt and exits 130
         print(OUTSIDE_FIT_INTERRUPT, file=sys.stderr, flush=True)
         sys.exit(130)

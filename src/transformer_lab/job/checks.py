@@ -14,10 +14,13 @@ loggers and the other callbacks are not built: they need the run folder, which d
 exist yet.
 
 The sweep's :class:`~transformer_lab.sweep.checks.ConfigCheck` calls :func:`check_config`
-before Hydra makes any folder, for a run or for every job of a sweep;
-:func:`transformer_lab.job.run.train` calls it as well, so a programmatic run is checked
-the same way. A sweep's jobs share one :class:`ModelBuilds`: building a model costs more
-than the rest of a job's check, and the jobs of a seed sweep differ only in the seed.
+before Hydra makes any folder, for a run (:func:`check_run`, whose result the job then takes
+instead of checking again: one check, one read of the checkpoint) or for every job of a
+sweep; :func:`transformer_lab.job.run.train` takes a run's check or checks itself
+(:func:`checked_config`), so a sweep's job is checked again when it starts and a
+programmatic run is checked the same way. A sweep's jobs share one :class:`ModelBuilds`:
+building a model costs more than the rest of a job's check, and the jobs of a seed sweep
+differ only in the seed.
 """
 
 import importlib.util
@@ -247,6 +250,35 @@ def check_config(
             "<val|test|test_long>/<loss|ppl|token_acc|seq_acc> or val/seq_acc_best",
         )
     return checkpoint
+
+
+# the checkpoint a run's check named, by the run's config (:func:`job_key`): checked by
+# ConfigCheck before Hydra made the folder, taken once by the job in this process
+_CHECKED_RUNS: dict[str, Path | None] = {}
+
+
+def job_key(cfg: DictConfig) -> str:
+    """What tells one job's config from another's: all of it, unresolved."""
+    return OmegaConf.to_yaml(cfg, resolve=False, sort_keys=True)
+
+
+def check_run(cfg: DictConfig, hydra_cfg: DictConfig) -> Path | None:
+    """:func:`check_config` of a run (not a sweep's job) before Hydra makes its folder,
+    its result kept for the job that runs next in this process (:func:`checked_config`)."""
+    checkpoint = check_config(cfg, hydra_cfg)
+    _CHECKED_RUNS[job_key(cfg)] = checkpoint
+    return checkpoint
+
+
+def checked_config(cfg: DictConfig, hydra_cfg: DictConfig) -> Path | None:
+    """The checkpoint ``ckpt_path`` names, from the check of this very config
+    :func:`check_run` made before the folder (a run from the command line: checked once),
+    else from :func:`check_config` now (a sweep's job, whose sweep-start check may be
+    hours old, or a programmatic run)."""
+    key = job_key(cfg)
+    if key in _CHECKED_RUNS:
+        return _CHECKED_RUNS.pop(key)
+    return check_config(cfg, hydra_cfg)
 
 
 def refuse(error: ConfigError, job: str | None = None) -> NoReturn:
