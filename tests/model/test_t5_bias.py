@@ -4,6 +4,7 @@ and head shared by a stack's layers, its two settings in its YAML."""
 
 import re
 
+import lightning
 import pytest
 import torch
 
@@ -12,6 +13,7 @@ from transformer_lab.job.build import build_data_and_model
 from transformer_lab.model import Seq2SeqTransformer
 from transformer_lab.model.options import DECODER
 from transformer_lab.model.positional import T5Bias, T5BiasSettings, t5_buckets
+from transformer_lab.training.module import Seq2SeqLitModule
 
 
 def test_distances_fall_into_exact_then_log_spaced_buckets_each_way_in_the_encoder():
@@ -78,3 +80,20 @@ def test_buckets_without_room_for_both_directions_are_refused_by_their_key(compo
     refused = "model.options.t5_bias.num_buckets=3: out of range; allowed: an integer >= 4"
     with pytest.raises(InvalidSetting, match=re.escape(refused)):
         build_data_and_model(cfg)
+
+
+def test_its_settings_are_saved_in_the_checkpoint_and_rebuild_the_model(compose_train, tmp_path):
+    cfg = compose_train(["model/pos_encoding=t5_bias", "model.options.t5_bias.max_distance=64"])
+    _, module = build_data_and_model(cfg)
+    path = tmp_path / "t5.ckpt"
+    torch.save(
+        {
+            "state_dict": module.state_dict(),
+            "hyper_parameters": dict(module.hparams),
+            "pytorch-lightning_version": lightning.__version__,
+        },
+        path,
+    )
+    loaded = Seq2SeqLitModule.load_from_checkpoint(path, weights_only=True)
+    assert loaded.model.src_pos.settings == T5BiasSettings(num_buckets=32, max_distance=64)
+    assert torch.equal(loaded.model.tgt_pos.table.weight, module.model.tgt_pos.table.weight)
