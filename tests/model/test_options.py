@@ -8,10 +8,12 @@ from dataclasses import dataclass, field
 
 import pytest
 import torch
+from torch import nn
 
 from transformer_lab.config.validation import InvalidSetting
 from transformer_lab.model import Seq2SeqTransformer, TransformerConfig
 from transformer_lab.model.config import AXES, StackConfig
+from transformer_lab.model.norms import NORM_TYPES
 from transformer_lab.model.options import DECODER, ENCODER, Option
 from transformer_lab.model.positional import POSITIONAL_ENCODINGS, PositionalEncoding
 
@@ -42,16 +44,37 @@ def probe():
 
 
 def test_each_option_of_the_network_is_told_the_stack_it_sits_in():
-    """Encodings, FFNs and norms (a pre-norm model has a final norm per stack too)."""
+    """The encodings and the FFNs, options by their base classes."""
     model = Seq2SeqTransformer(**SMALL, num_encoder_layers=1, num_decoder_layers=1, norm="pre")
     told = {
         name: module.stack for name, module in model.named_modules() if isinstance(module, Option)
     }
-    expected = {name: ENCODER if name.startswith(("src", "encoder")) else DECODER for name in told}
-    assert told == expected
-    # per stack: its encoding, its final norm, and per layer an FFN and a norm per sublayer
-    assert list(told.values()).count(ENCODER) == 1 + 1 + 1 + 2
-    assert list(told.values()).count(DECODER) == 1 + 1 + 1 + 3
+    assert told == {
+        "src_pos": ENCODER,
+        "tgt_pos": DECODER,
+        "encoder_layers.0.ffn": ENCODER,
+        "decoder_layers.0.ffn": DECODER,
+    }
+
+
+class PlainNorm(nn.Module):
+    """A norm type as a contributor may write one: no Option, built from d_model alone."""
+
+    def __init__(self, d_model: int):
+        super().__init__()
+        self.d_model = d_model
+
+    def forward(self, x):
+        return x / x.norm(dim=-1, keepdim=True)
+
+
+def test_a_registered_class_that_is_no_option_is_built_from_its_sizes_alone(monkeypatch):
+    monkeypatch.setitem(NORM_TYPES, "plain", PlainNorm)
+    model = Seq2SeqTransformer(
+        **SMALL, num_encoder_layers=1, num_decoder_layers=1, norm_type="plain"
+    )
+    norms = [m for m in model.modules() if isinstance(m, PlainNorm)]
+    assert len(norms) == 2 + 3 and all(norm.d_model == 16 for norm in norms)
 
 
 def test_an_options_settings_reach_it_in_both_stacks_and_its_stack_decides_what_it_does(probe):

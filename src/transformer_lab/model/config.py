@@ -26,7 +26,7 @@ from transformer_lab.config.validation import (
 )
 from transformer_lab.model.layers import FFNS
 from transformer_lab.model.norms import NORM_TYPES
-from transformer_lab.model.options import DECODER, ENCODER
+from transformer_lab.model.options import DECODER, ENCODER, settings_class
 from transformer_lab.model.positional import POSITIONAL_ENCODINGS
 from transformer_lab.model.residual import NORM_PLACEMENTS
 
@@ -226,29 +226,24 @@ def _option_settings(options, in_use: set[str]) -> dict:
     defaults, so the saved config holds every value the network was built with."""
     if not isinstance(options, Mapping):
         raise InvalidSetting("options", options, "not a node", "a node of option: settings")
-    taking = [name for r in AXES.values() for name, cls in r.items() if _settings_class(cls)]
+    taking = [name for r in AXES.values() for name, cls in r.items() if settings_class(cls)]
     typed = {}
     for name, given in options.items():
-        settings_class = _settings_class(option_class(name))
-        if settings_class is None:
+        declared = settings_class(option_class(name))
+        if declared is None:
             reason = "no option of that name takes settings"
             raise InvalidSetting(f"options.{name}", given, reason, ", ".join(taking) or "none")
-        if not isinstance(given, settings_class):
+        if not isinstance(given, declared):
             if not isinstance(given, Mapping):
                 reason = f"not a node of {name}'s settings"
                 raise InvalidSetting(f"options.{name}", given, reason, "a node")
             try:
-                given = from_settings(settings_class, dict(given))
+                given = from_settings(declared, dict(given))
             except InvalidSetting as error:
                 raise error.within(f"options.{name}") from None
         typed[name] = given
     for name in sorted(in_use - set(typed)):
-        settings_class = _settings_class(option_class(name))
-        if settings_class is not None:
-            typed[name] = settings_class()
+        declared = settings_class(option_class(name))
+        if declared is not None:
+            typed[name] = declared()
     return typed
-
-
-def _settings_class(cls: type | None) -> type | None:
-    """The ``Settings`` an option class declares (:class:`~.options.Option`), or None."""
-    return getattr(cls, "Settings", None)

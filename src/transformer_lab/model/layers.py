@@ -10,7 +10,7 @@ from torch import nn
 from transformer_lab.config.registry import Registry
 from transformer_lab.model.attention import KVCache, MultiHeadAttention
 from transformer_lab.model.init import Sublayer, xavier_uniform_
-from transformer_lab.model.options import ENCODER, Option, Stack
+from transformer_lab.model.options import ENCODER, Option, Stack, built
 from transformer_lab.model.residual import Residual
 
 # The FFNs by name: the network's keyword ``activation``, the config's ``model.ffn``.
@@ -142,7 +142,8 @@ class LayerConfig:
         )
 
     def ffn(self) -> FeedForward:
-        return FFNS.lookup(self.activation)(
+        return built(
+            FFNS.lookup(self.activation),
             self.d_model,
             self.d_ff,
             self.dropout,

@@ -1,5 +1,7 @@
-"""What a registered option of the network is given besides its sizes: the stack it sits in,
-and settings of its own.
+"""What a registered option of the network may be given besides its sizes: the stack it sits
+in, and settings of its own. Both are for an :class:`Option` (a class that subclasses it);
+any other registered class is built from its sizes alone (:func:`built`), so a plain
+``nn.Module`` registered as a norm type works as it is.
 
 - **Its stack** (:class:`Stack`): the encoder attends both ways, the decoder causally, so an
   option built for the decoder can do what only a causal stack allows (T5's relative bias
@@ -12,6 +14,8 @@ and settings of its own.
   (:func:`~transformer_lab.config.typed.from_settings`) in
   :class:`~transformer_lab.model.config.TransformerConfig`, which saves them in the
   checkpoint. An option that declares none takes none.
+
+The positional encodings and the FFNs are options, by their base classes.
 """
 
 from dataclasses import dataclass
@@ -42,3 +46,17 @@ class Option:
         if settings is None and self.Settings is not None:
             settings = self.Settings()
         self.settings = settings
+
+
+def settings_class(cls: type | None) -> type | None:
+    """The ``Settings`` that the option class ``cls`` declares, or None (none declared, or
+    no :class:`Option`, which is given none)."""
+    return cls.Settings if isinstance(cls, type) and issubclass(cls, Option) else None
+
+
+def built(cls: type, *sizes, stack: Stack, settings=None):
+    """``cls`` built from its ``sizes``, and if it is an :class:`Option`, told its ``stack``
+    and given its own ``settings`` (None: its defaults)."""
+    if isinstance(cls, type) and issubclass(cls, Option):
+        return cls(*sizes, stack=stack, settings=settings)
+    return cls(*sizes)

@@ -33,7 +33,7 @@ from torch import nn
 from transformer_lab.config.registry import Registry
 from transformer_lab.config.validation import InvalidSetting, check_integer
 from transformer_lab.model.init import OwnsInit
-from transformer_lab.model.options import ENCODER, Option, Stack
+from transformer_lab.model.options import ENCODER, Option, Stack, built
 
 POSITIONAL_ENCODINGS = Registry("pos_encoding")
 
@@ -401,4 +401,4 @@ def build_positional_encoding(
 ) -> PositionalEncoding:
     """The encoding ``name`` of a ``stack``, with its own ``settings`` (None: its defaults)."""
     cls = POSITIONAL_ENCODINGS.lookup(name)
-    return cls(d_model, num_heads, max_len, stack=stack, settings=settings)
+    return built(cls, d_model, num_heads, max_len, stack=stack, settings=settings)

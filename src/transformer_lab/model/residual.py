@@ -25,7 +25,7 @@ from torch import nn
 
 from transformer_lab.config.registry import Registry
 from transformer_lab.model.norms import NORM_TYPES
-from transformer_lab.model.options import ENCODER, Stack
+from transformer_lab.model.options import ENCODER, Stack, built
 
 NORM_PLACEMENTS = Registry("norm")
 
@@ -87,8 +87,8 @@ class Residual(nn.Module):
     """One sublayer's residual connection, its dropout and its norm placement.
 
     ``alpha`` scales the residual stream before the branch is added (deepnorm's constant;
-    1 for the other placements). Its norms are told the ``stack`` they sit in and given the
-    norm type's own ``settings`` (None: its defaults).
+    1 for the other placements). A norm type that is an option is told the ``stack`` and
+    given its own ``settings`` (:func:`~.options.built`).
     """
 
     def __init__(
@@ -107,9 +107,11 @@ class Residual(nn.Module):
         make_norm = NORM_TYPES.lookup(norm_type)
         self.before = placement.before
         self.alpha = alpha
-        self.norm = make_norm(d_model, stack=stack, settings=settings)
+        self.norm = built(make_norm, d_model, stack=stack, settings=settings)
         self.branch_norm = (
-            make_norm(d_model, stack=stack, settings=settings) if placement.branch_norm else None
+            built(make_norm, d_model, stack=stack, settings=settings)
+            if placement.branch_norm
+            else None
         )
         self.dropout = nn.Dropout(dropout)
 
@@ -138,4 +140,4 @@ def final_norm(
     """The norm that closes ``stack``: only the placements that normalise before need one."""
     if not NORM_PLACEMENTS.lookup(norm).before:
         return nn.Identity()
-    return NORM_TYPES.lookup(norm_type)(d_model, stack=stack, settings=settings)
+    return built(NORM_TYPES.lookup(norm_type), d_model, stack=stack, settings=settings)
