@@ -17,6 +17,8 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 from tensorboard.plugins.hparams.plugin_data_pb2 import HParamsPluginData
 
+from transformer_lab.job import resources
+
 from . import command_line
 
 CONF_DIR = Path(__file__).resolve().parents[1] / "conf"
@@ -77,6 +79,14 @@ def compose_train(tmp_path):
     """``compose_train(overrides, run) -> cfg``, the Hydra runtime pointed at ``tmp_path/run``."""
     yield lambda overrides=(), run="run": compose_run(tmp_path / run, overrides)
     GlobalHydra.instance().clear()
+
+
+@pytest.fixture
+def large_machine(monkeypatch):
+    """A machine whose memory holds any bundled experiment (paper_base on a CPU needs some
+    8 GB), for the tests of the other checks, on any CI runner; the memory check's own tests
+    (tests/job/test_resources.py) set the machine they check against."""
+    monkeypatch.setattr(resources, "host_bytes_available", lambda: 10**12)
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -15,13 +15,15 @@ import hydra
 from omegaconf import DictConfig
 
 from transformer_lab.callbacks import Interrupted
-from transformer_lab.config.command_line import check_command_line
+from transformer_lab.config.command_line import composed, composed_once, end_composition
+from transformer_lab.config.help import topic_help
 from transformer_lab.config.validation import ConfigError
 from transformer_lab.console import ignore, quiet_library_notices
 from transformer_lab.job.checks import refuse
 from transformer_lab.job.context import RunContext
 from transformer_lab.job.run import record_failure, train
 from transformer_lab.job.threads import set_job_threads
+from transformer_lab.model.config import AXES, TransformerConfig
 from transformer_lab.sweep import (
     naming,  # noqa: F401 (registers ${job_name:}, before Hydra composes)
     parallel,
@@ -30,8 +32,11 @@ from transformer_lab.sweep import (
 )
 from transformer_lab.sweep.objective import STOPPED, objective, worst_value
 from transformer_lab.sweep.tune_extra import check_tuning_installed
+from transformer_lab.training.optim import OptimConfig
 
 log = logging.getLogger(__name__)
+# ``--help <topic> [overrides]``: a typed node's settings (Hydra's own --help is the rest)
+HELP_TOPICS = {"model": (TransformerConfig, AXES), "optim": (OptimConfig, {})}
 # Ctrl-C between jobs of a sweep, or while a run sets up or tests: no training step is
 # lost, so one line says so instead of Python's traceback
 OUTSIDE_FIT_INTERRUPT = (
@@ -44,6 +49,7 @@ OUTSIDE_FIT_INTERRUPT = (
 def main(cfg: DictConfig) -> float:
     """Run one job. In a sweep a failing job is recorded and the sweep goes on; the value
     of ``optimized_metric`` goes back to the sweeper, the worst one for a failed job."""
+    end_composition()  # where no ConfigCheck ended it
     quiet_library_notices()
     context = RunContext.from_hydra()
     if parallel.sweep_stopping(context.hydra):  # Ctrl-C: no job starts any more
@@ -74,23 +80,39 @@ def main(cfg: DictConfig) -> float:
     return objective(cfg.optimized_metric, metrics)
 
 
+def print_topic_help(topic: str, overrides: list[str]) -> None:
+    """``--help model [overrides]``: every setting of the node ``topic`` with the value the
+    overrides give it, its meaning, its class's default and an option's choices
+    (:func:`~transformer_lab.config.help.topic_help`)."""
+    cls, registries = HELP_TOPICS[topic]
+    try:
+        node = composed(overrides)[topic]
+    except ConfigError as error:
+        refuse(error)
+    print(topic_help(topic, cls, node, registries))
+
+
 def cli() -> None:
     """``python -m transformer_lab.train`` and ``tlab-train``: :func:`main`, once the
-    command line composes (:func:`~transformer_lab.config.command_line.check_command_line`:
+    command line composes, once (:func:`~transformer_lab.config.command_line.composed_once`:
     a typo is one line and exit status 2, not Hydra's text), a command that asks for a
     sweeper this install lacks is refused before Hydra composes it
     (:mod:`~transformer_lab.sweep.tune_extra`), and the notice that Hydra prints whenever it
     composes the joblib launcher's config is hidden
     (:data:`~transformer_lab.console.WARNINGS`), and a Ctrl-C outside training is one line
-    and exit status 130."""
+    and exit status 130. ``--help model`` and ``--help optim`` print those settings
+    (:func:`print_topic_help`)."""
     ignore("launcher_schema")
+    arguments = sys.argv[1:]
+    if arguments[:1] in (["--help"], ["-h"]) and arguments[1:2] and arguments[1] in HELP_TOPICS:
+        print_topic_help(arguments[1], arguments[2:])
+        return
     try:
-        check_tuning_installed(sys.argv[1:])
-        check_command_line(sys.argv[1:])
-    except ConfigError as error:
+        check_tuning_installed(arguments)
+        with composed_once(arguments):
+            main()
+    except ConfigError as error:  # the command line, refused before any folder
         refuse(error)
-    try:
-        main()
     except KeyboardInterrupt:  # outside fit, whose own handler saves last.ckpt and exits 130
         print(OUTSIDE_FIT_INTERRUPT, file=sys.stderr, flush=True)
         sys.exit(130)

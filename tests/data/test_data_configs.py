@@ -41,6 +41,22 @@ def test_every_data_option_builds_and_serves_a_batch(compose_train, tmp_path, op
         assert (len(datamodule.splits["train"]), len(datamodule.splits["test"])) == (512, 64)
 
 
+@pytest.mark.parametrize("option", DATA_OPTIONS)
+def test_every_data_options_positions_cover_its_widest_split(compose_train, tmp_path, option):
+    """``max_seq_len``, which the job holds ``model.max_len`` to, is at least the width of
+    every ``src``, ``tgt_in`` and ``tgt_out`` of every split, test_long included (the
+    synthetic tasks' is exactly theirs: tests/data/test_tasks.py)."""
+    files = pairs_file(tmp_path) if option == "pairs" else []
+    cfg = compose_train(["experiment=smoke", f"data={option}", *files])
+    datamodule, _ = build_data_and_model(cfg)
+    widest = max(
+        getattr(split, key).shape[1]
+        for split in datamodule.splits.values()
+        for key in ("src", "tgt_in", "tgt_out")
+    )
+    assert datamodule.max_seq_len >= widest
+
+
 def test_the_shared_split_yaml_is_the_split_settings_node_with_its_defaults():
     shared = OmegaConf.to_container(OmegaConf.load(CONF_DIR / "data" / "shared" / "splits.yaml"))
     assert shared == asdict(SplitSettings()) | {"seed": "${seed}"}  # the run's seed

@@ -110,8 +110,8 @@ def test_target_is_the_task_applied_to_the_source_words(task):
         for i in range(len(split)):
             ex = split[i]  # 1-D, unpadded
             words = ex["src"][:-1]
-            assert torch.equal(ex["tgt_out"][:-1], TASKS[task](words))
-            assert torch.equal(ex["tgt_in"][1:], TASKS[task](words))
+            assert torch.equal(ex["tgt_out"][:-1], TASKS[task].apply(words))
+            assert torch.equal(ex["tgt_in"][1:], TASKS[task].apply(words))
 
 
 def test_sample_is_the_first_n_examples_of_a_split(dm):

@@ -10,8 +10,10 @@ from transformer_lab.data.generation import (
     length_counts,
     num_sequences,
 )
-from transformer_lab.data.tasks import reverse
+from transformer_lab.data.tasks import TASKS
 from transformer_lab.tokens import BOS, EOS, FIRST_CONTENT
+
+reverse = TASKS["reverse"].apply
 
 
 def test_a_full_space_gets_every_length_to_its_capacity():

@@ -62,19 +62,19 @@ def test_on_the_command_line_a_bad_input_is_one_message_and_loses_nothing(tmp_pa
 REFUSED_STARTS = {
     "max_steps=abc": (
         ["trainer.max_steps=abc"],
-        "error: trainer.max_steps='abc': not an integer; allowed: an integer >= 1",
+        "error: trainer.max_steps='abc': not an integer; allowed: an integer in [1, 1000000000]",
     ),
     "max_steps=-1": (  # -1 would train forever: max_epochs is -1
         ["trainer.max_steps=-1"],
-        "error: trainer.max_steps=-1: out of range; allowed: an integer >= 1",
+        "error: trainer.max_steps=-1: out of range; allowed: an integer in [1, 1000000000]",
     ),
     "max_steps=0": (
         ["trainer.max_steps=0"],
-        "error: trainer.max_steps=0: out of range; allowed: an integer >= 1",
+        "error: trainer.max_steps=0: out of range; allowed: an integer in [1, 1000000000]",
     ),
     "max_steps=2.5": (
         ["trainer.max_steps=2.5"],
-        "error: trainer.max_steps=2.5: not an integer; allowed: an integer >= 1",
+        "error: trainer.max_steps=2.5: not an integer; allowed: an integer in [1, 1000000000]",
     ),
     "lr=abc": (["optim.lr=abc"], "error: optim.lr='abc': not a number; allowed: a number > 0"),
     "lr=-1": (["optim.lr=-1"], "error: optim.lr=-1: out of range; allowed: a number > 0"),

@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from transformer_lab.model import Seq2SeqTransformer
+from transformer_lab.model.positional import POSITIONAL_ENCODINGS
 from transformer_lab.tokens import BOS, PAD
 
 from ..command_line import python_module, run_command, run_train
@@ -19,7 +20,7 @@ pytestmark = [
     pytest.mark.gpu,
     pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU"),
 ]
-ENCODINGS = ["sinusoidal", "learned", "rotary", "alibi", "none"]
+ENCODINGS = list(POSITIONAL_ENCODINGS)
 
 
 def test_the_base_model_trains_in_bf16_on_one_gpu(tmp_path):

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from transformer_lab.model import Seq2SeqTransformer
-from transformer_lab.model.config import StackConfig, TransformerConfig
+from transformer_lab.model.config import KEYWORDS, StackConfig, TransformerConfig
 
 SMALL = dict(src_vocab_size=13, tgt_vocab_size=11, d_model=16, num_heads=2, d_ff=32)
 
@@ -53,7 +53,8 @@ def test_each_stacks_own_choice_is_its_node_and_falls_back_to_the_shared_one():
 
 def test_a_config_and_keywords_together_are_refused():
     config = TransformerConfig(**SMALL)
-    with pytest.raises(TypeError, match="takes a config, or at most 19 positional"):
+    count = len(KEYWORDS.names)  # 20: 16 fields, and a keyword for each choice of each stack
+    with pytest.raises(TypeError, match=f"takes a config, or at most {count} positional"):
         Seq2SeqTransformer(config=config, d_model=32)
     with pytest.raises(TypeError, match="unexpected keyword argument 'd_modle'"):
         Seq2SeqTransformer(13, 11, d_modle=32)

@@ -33,7 +33,9 @@ def models(draw):
         max_len=24,
         init_seed=draw(st.integers(0, 2**16)),
     )
-    return model.eval()
+    # float64: the properties are exact, and float32's rounding (a d_model-2 LayerNorm
+    # turns 1e-7 into 1e-5) would pass for a violation or fail an exact model
+    return model.double().eval()
 
 
 @st.composite

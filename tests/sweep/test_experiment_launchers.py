@@ -68,7 +68,7 @@ def test_a_launcher_on_the_command_line_launches_every_experiment(
     ConfigCheck().on_multirun_start(config)  # every job's config has the sweep's launcher
 
 
-def test_experiments_that_keep_the_default_launcher_sweep_as_before(sweep_config):
+def test_experiments_that_keep_the_default_launcher_sweep_as_before(sweep_config, large_machine):
     # paper_base asks for a GPU, which a machine without one refuses (tests/e2e/test_typos.py)
     config = sweep_config(["experiment=smoke,paper_base", "trainer.accelerator=auto"])
     ConfigCheck().on_multirun_start(config)

@@ -19,6 +19,7 @@ from transformer_lab.bench.rows import Row
 from transformer_lab.bench.timing import seconds_per_call
 from transformer_lab.bench.training import build
 from transformer_lab.bench.workloads import Size, random_batch, train_step
+from transformer_lab.private_apis import profiled_events
 
 MiB = 2**20
 
@@ -68,7 +69,7 @@ def peak_step_bytes(model: torch.nn.Module, optimizer, batch: dict) -> int:
         return _resident_bytes(model, optimizer) + torch.cuda.max_memory_allocated() - held
     with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
         train_step(model, optimizer, batch)
-    events = prof.profiler.kineto_results.events()
+    events = profiled_events(prof)
     changes = sorted((e.start_ns(), e.nbytes()) for e in events if e.name() == "[memory]")
     running = highest = 0
     for _, nbytes in changes:

@@ -20,6 +20,7 @@ import optuna
 from lightning.pytorch.trainer.states import TrainerFn
 
 from transformer_lab.config.validation import InvalidSetting, check_integer
+from transformer_lab.private_apis import storage_of, trial_id_of_number
 from transformer_lab.training.final_step import is_final_step
 
 log = logging.getLogger(__name__)
@@ -75,8 +76,8 @@ class TrialPruning(L.Callback):
             storage=storage,
             pruner=PRUNERS[pruner](startup_trials, warmup_steps),
         )
-        trial_id = study._storage.get_trial_id_from_study_id_trial_number(study._study_id, trial)
-        state = study._storage.get_trial(trial_id).state
+        trial_id = trial_id_of_number(study, trial)
+        state = storage_of(study).get_trial(trial_id).state
         if state != optuna.trial.TrialState.RUNNING:  # a stopped trial's run resumed by hand
             log.info("trial %d is %s: its run reports to the study no more", trial, state.name)
             return

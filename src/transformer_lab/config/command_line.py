@@ -7,8 +7,10 @@ swept value. So the entry point composes the command line first, through Hydra's
 compose API, and turns what fails into the lab's one line (:class:`InvalidSetting`, exit
 status 2): what was typed, and what exists, the nearest matches first.
 
-Checked by composing the first job, and the first job with each further value of a swept
-group (``data=reverse,pair``); what fails is put in one line: an unknown group option with
+A sweep's is checked by composing the first job, and the first job with each further value of
+a swept group (``data=reverse,pair``), before Hydra composes it; a single run's is composed
+by Hydra alone, and composed again here only where Hydra could not
+(:func:`composed_once`). What fails is put in one line: an unknown group option with
 the options Hydra found (the command line's ``hydra.searchpath`` included), an unknown
 group, or an unknown key with the keys beside it (a renamed one with its new name); else
 Hydra's message, on one line. A command line with Hydra's own options (``--cfg``,
@@ -18,6 +20,8 @@ when ``HYDRA_FULL_ERROR=1`` asks for Hydra's full trace.
 
 import difflib
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from hydra import compose, initialize_config_module
 from hydra.core.global_hydra import GlobalHydra
@@ -70,10 +74,9 @@ def unknown_group(override: Override, loader) -> InvalidSetting:
 def dotted_keys(node: DictConfig, prefix: str = "") -> list[str]:
     """Every key of ``node``, dotted (``trainer.max_steps``), nodes included."""
     keys = []
-    for key in node:
-        child = node._get_node(key)
+    for key, child in node.items_ex(resolve=False):  # a node as it is, not resolved
         keys.append(f"{prefix}{key}")
-        if isinstance(child, DictConfig):
+        if isinstance(child, DictConfig) and child != None:  # noqa: E711 (a node of None)
             keys += dotted_keys(child, f"{prefix}{key}.")
     return keys
 
@@ -169,6 +172,14 @@ def check_overrides(arguments: list[str], config_name: str) -> None:
                 raise diagnosis(error, job, loader, config_name) from None
 
 
+def composed(arguments: list[str], config_name: str = "train") -> DictConfig:
+    """The config the overrides ``arguments`` compose into, or the ConfigError of
+    :func:`check_overrides` naming the first that cannot."""
+    check_overrides(arguments, config_name)
+    with initialize_config_module("transformer_lab.conf", version_base="1.3"):
+        return compose(config_name, overrides=arguments)
+
+
 def hydra_options(arguments: list[str]) -> bool:
     """Whether ``arguments`` hold one of Hydra's own options other than ``-m``."""
     return any(a.startswith("-") and a not in MULTIRUN for a in arguments)
@@ -176,6 +187,45 @@ def hydra_options(arguments: list[str]) -> bool:
 
 def check_command_line(arguments: list[str], config_name: str = "train") -> None:
     """:func:`check_overrides` unless Hydra is to handle the command line itself."""
-    if hydra_options(arguments) or os.environ.get("HYDRA_FULL_ERROR") == "1":
+    if hydra_options(arguments) or os.environ.get(FULL_ERROR) == "1":
         return
     check_overrides(arguments, config_name)
+
+
+FULL_ERROR = "HYDRA_FULL_ERROR"  # Hydra's documented switch: its errors reach the caller
+_composing = False  # a single run's command line is being composed by Hydra
+
+
+@contextmanager
+def composed_once(arguments: list[str], config_name: str = "train") -> Iterator[None]:
+    """Around Hydra's main: the command line composed once. A sweep's (``-m``) is checked
+    first (:func:`check_command_line`: a bad value of its second job would fail only after
+    the sweep's folder exists). A single run's is composed by Hydra alone, with its errors
+    let through (``HYDRA_FULL_ERROR``) until the composition ends (:func:`end_composition`:
+    the run's check, the first thing after it); one that fails there is composed again by
+    :func:`check_overrides`, whose ConfigError names the override in one line."""
+    global _composing
+    single = not (set(MULTIRUN) & set(arguments)) and not hydra_options(arguments)
+    if not single or os.environ.get(FULL_ERROR) == "1":
+        check_command_line(arguments, config_name)
+        yield
+        return
+    os.environ[FULL_ERROR], _composing = "1", True
+    try:
+        yield
+    except Exception:
+        if not _composing:
+            raise
+        end_composition()
+        check_overrides(arguments, config_name)  # a ConfigError for what failed, in one line
+        raise  # not the command line's: Hydra's own failure
+    finally:
+        end_composition()
+
+
+def end_composition() -> None:
+    """Hydra has composed the run's config: its errors are its own to report again."""
+    global _composing
+    if _composing:
+        os.environ.pop(FULL_ERROR, None)
+        _composing = False

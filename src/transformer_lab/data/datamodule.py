@@ -74,15 +74,19 @@ class SyntheticDataModule(SplitsDataModule):
 
     @property
     def max_seq_len(self) -> int:
-        """The longest ``src``/``tgt_in``/``tgt_out`` of any split (EOS/BOS included)."""
-        return longest_task_len(self.hparams) + 1  # words and EOS (BOS on the target)
+        """The longest ``src``/``tgt_in``/``tgt_out`` of any split (EOS/BOS included): the
+        longest source's words or the longest target the task makes of a source of any
+        length drawn (:meth:`.tasks.Task.target_length`), and EOS (BOS on the target)."""
+        hp, task = self.hparams, TASKS[self.hparams.task]
+        lengths = range(hp.min_task_len, longest_task_len(hp) + 1)
+        return max(max(lengths), *(task.target_length(n) for n in lengths)) + 1
 
     def setup(self, stage: str | None = None) -> None:
         """Generate every split once; later calls (one per stage) are no-ops."""
         if self._splits is not None:
             return
         hp = self.hparams
-        task, num_words = TASKS[hp.task], hp.vocab_size - FIRST_CONTENT
+        task, num_words = TASKS[hp.task].apply, hp.vocab_size - FIRST_CONTENT
         # Drawn in layers, each from its own stream and excluding the sources of the splits
         # before it: train depends on its own size alone and val on train's, so changing
         # test_size (a sweep, or evaluate) leaves train and val as they were.

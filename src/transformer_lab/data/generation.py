@@ -169,7 +169,8 @@ def generate(
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """``count`` distinct examples in random order: ``src``, ``tgt_in``, ``tgt_out``.
 
-    Each is ``[count, longest + 1]``, right-padded. No source repeats one of ``exclude``,
+    ``src`` is ``[count, longest + 1]``, the targets as wide as the longest target the task
+    makes and EOS (BOS), all right-padded. No source repeats one of ``exclude``,
     the ``src`` rows of earlier calls (any width, as returned here): that is how the data
     module draws a split disjoint from the ones before it. Examples are made one length at
     a time, so the task maps a whole ``[n, L]`` block in one call.

@@ -3,8 +3,10 @@
 Each value that reaches a constructor is checked by that constructor (the network, the
 LightningModule, the schedule and the datamodule raise InvalidSetting), so the check builds
 the datamodule and the LightningModule, on the meta device: no weights are allocated and no
-data is generated (the datamodule generates its splits in ``setup``). What belongs to the
-run rather than to a part it builds is checked here: the seed, the trainer's step budget,
+data is generated (the datamodule generates its splits in ``setup``); from that build, the
+memory the run would need, against the machine's (:mod:`.resources`). What belongs to the
+run rather than to a part it builds is checked here: the seed, the trainer's step budget
+(at most :data:`MAX_STEPS`),
 validation interval and clipping, ``target_seq_acc``, ``stop_at_seq_acc``,
 ``test_weights``, ``optimized_metric``, DDP in a local multirun, a logger whose package is
 missing, the weight averaging's settings, and the checkpoint to resume from. The Trainer,
@@ -12,10 +14,13 @@ loggers and the other callbacks are not built: they need the run folder, which d
 exist yet.
 
 The sweep's :class:`~transformer_lab.sweep.checks.ConfigCheck` calls :func:`check_config`
-before Hydra makes any folder, for a run or for every job of a sweep;
-:func:`transformer_lab.job.run.train` calls it as well, so a programmatic run is checked
-the same way. A sweep's jobs share one :class:`ModelBuilds`: building a model costs more
-than the rest of a job's check, and the jobs of a seed sweep differ only in the seed.
+before Hydra makes any folder, for a run (:func:`check_run`, whose result the job then takes
+instead of checking again: one check, one read of the checkpoint) or for every job of a
+sweep; :func:`transformer_lab.job.run.train` takes a run's check or checks itself
+(:func:`checked_config`), so a sweep's job is checked again when it starts and a
+programmatic run is checked the same way. A sweep's jobs share one :class:`ModelBuilds`:
+building a model costs more than the rest of a job's check, and the jobs of a seed sweep
+differ only in the seed.
 """
 
 import importlib.util
@@ -40,6 +45,7 @@ from transformer_lab.config.validation import (
     check_number,
 )
 from transformer_lab.job.build import build_data_and_model, build_module, instantiate
+from transformer_lab.job.resources import check_resources
 from transformer_lab.job.resume import resolve_checkpoint
 from transformer_lab.job.threads import AUTO
 from transformer_lab.runs.layout import TEST_WEIGHTS
@@ -49,6 +55,9 @@ from transformer_lab.training.text_metrics import NAMES
 
 TEXT_METRICS = tuple(f"/{name}" for name in NAMES)
 RUN_SEED = "${seed}"  # a setting that is the run's seed, as the config writes it
+# Beyond any budget: at a millisecond a step, faster than any step here, 10**9 steps take
+# 11 days, and the schedules spread their warmup and decay over trainer.max_steps
+MAX_STEPS = 10**9
 
 
 def check_launcher(cfg: DictConfig, hydra_cfg: DictConfig) -> None:
@@ -71,7 +80,7 @@ def _check_trainer(trainer: DictConfig) -> None:
     """The lab's runs are bounded by steps (``max_epochs: -1``) and validate every
     ``val_check_interval`` steps across epochs (``check_val_every_n_epoch: null``); with
     ``check_val_every_n_epoch`` set, Lightning also takes a fraction of an epoch."""
-    check_integer("trainer.max_steps", trainer.max_steps, minimum=1)
+    check_integer("trainer.max_steps", trainer.max_steps, minimum=1, maximum=MAX_STEPS)
     interval = trainer.get("val_check_interval")
     if isinstance(interval, float) and trainer.get("check_val_every_n_epoch") is not None:
         check_number("trainer.val_check_interval", interval, above=0, maximum=1)
@@ -231,7 +240,8 @@ def check_config(
     check_current_keys(cfg)  # an old experiment file's model.lr: named optim.lr
     checkpoint = check_run_settings(cfg, hydra_cfg)
     with torch.device("meta"):  # what the constructors check, without the weights
-        datamodule, _ = build_data_and_model(cfg, build_model=models or build_module)
+        datamodule, module = build_data_and_model(cfg, build_model=models or build_module)
+        check_resources(cfg, datamodule, module)  # the memory the build would allocate
     if cfg.optimized_metric.endswith(TEXT_METRICS) and not datamodule.reports_text:
         raise InvalidSetting(
             "optimized_metric",
@@ -240,6 +250,35 @@ def check_config(
             "<val|test|test_long>/<loss|ppl|token_acc|seq_acc> or val/seq_acc_best",
         )
     return checkpoint
+
+
+# the checkpoint a run's check named, by the run's config (:func:`job_key`): checked by
+# ConfigCheck before Hydra made the folder, taken once by the job in this process
+_CHECKED_RUNS: dict[str, Path | None] = {}
+
+
+def job_key(cfg: DictConfig) -> str:
+    """What tells one job's config from another's: all of it, unresolved."""
+    return OmegaConf.to_yaml(cfg, resolve=False, sort_keys=True)
+
+
+def check_run(cfg: DictConfig, hydra_cfg: DictConfig) -> Path | None:
+    """:func:`check_config` of a run (not a sweep's job) before Hydra makes its folder,
+    its result kept for the job that runs next in this process (:func:`checked_config`)."""
+    checkpoint = check_config(cfg, hydra_cfg)
+    _CHECKED_RUNS[job_key(cfg)] = checkpoint
+    return checkpoint
+
+
+def checked_config(cfg: DictConfig, hydra_cfg: DictConfig) -> Path | None:
+    """The checkpoint ``ckpt_path`` names, from the check of this very config
+    :func:`check_run` made before the folder (a run from the command line: checked once),
+    else from :func:`check_config` now (a sweep's job, whose sweep-start check may be
+    hours old, or a programmatic run)."""
+    key = job_key(cfg)
+    if key in _CHECKED_RUNS:
+        return _CHECKED_RUNS.pop(key)
+    return check_config(cfg, hydra_cfg)
 
 
 def refuse(error: ConfigError, job: str | None = None) -> NoReturn:

@@ -31,7 +31,7 @@ from transformer_lab.callbacks.logger_kinds import finish_runs, log_run_config
 from transformer_lab.callbacks.scalar_layout import VAL_FIRST
 from transformer_lab.console import quiet_resume_warnings
 from transformer_lab.job.build import build
-from transformer_lab.job.checks import check_config
+from transformer_lab.job.checks import checked_config
 from transformer_lab.job.context import RunContext
 from transformer_lab.job.resume import (
     RunFinished,
@@ -193,7 +193,7 @@ def train(cfg: DictConfig, context: RunContext | None = None) -> dict[str, float
     the job Hydra runs in this process, unless given."""
     context = context or RunContext.from_hydra()
     started = environment.collect(context.orig_argv)
-    named = check_config(cfg, context.hydra)  # the checkpoint ckpt_path names, read once
+    named = checked_config(cfg, context.hydra)  # the checkpoint ckpt_path names, read once
     try:
         checkpoint, context = resume_point(cfg, context, named)
     except RunFinished as finished:  # nothing to train: what the run recorded is the result

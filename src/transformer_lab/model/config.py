@@ -4,15 +4,19 @@
 built from, and :meth:`TransformerConfig.to_dict` / :meth:`TransformerConfig.from_dict`
 the one dict that rebuilds it (nanoGPT's ``model_args``). Each stack's own choices sit in
 a :class:`StackConfig` of their own, ``encoder`` and ``decoder`` (fairseq's
-``EncDecBaseConfig``); the keyword API names them ``encoder_norm``, ``decoder_pos_encoding``
-and so on (:meth:`TransformerConfig.from_keywords`). The defaults are the paper's base
-model; the lab's own values are the runs' config (``conf/model/transformer.yaml``).
+``EncDecBaseConfig``), and an option's own settings under ``options`` (:mod:`.options`).
+The keyword API (:data:`KEYWORDS`) is generated from the fields: it names a stack's choices
+``encoder_norm``, ``decoder_pos_encoding`` and so on. The defaults are the paper's base
+model; the lab's own values are the runs' config (``conf/model/transformer.yaml``, an
+option's in its own YAML).
 Optimisation is not the network's business: :mod:`transformer_lab.training.optim`.
 """
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from transformer_lab.config.keywords import Keywords
 from transformer_lab.config.typed import from_settings
 from transformer_lab.config.validation import (
     InvalidSetting,
@@ -22,12 +26,18 @@ from transformer_lab.config.validation import (
 )
 from transformer_lab.model.layers import FFNS
 from transformer_lab.model.norms import NORM_TYPES
+from transformer_lab.model.options import DECODER, ENCODER, settings_class
 from transformer_lab.model.positional import POSITIONAL_ENCODINGS
 from transformer_lab.model.residual import NORM_PLACEMENTS
 
-STACKS = ("encoder", "decoder")
-PER_STACK = ("norm", "pos_encoding")  # the choices a stack may make on its own
-KEYWORD_OF = {"ffn": "activation"}  # a field the keyword API names otherwise
+STACKS = (ENCODER.name, DECODER.name)
+# the option axes: each setting's registry; a stack may choose its own norm and pos_encoding
+AXES = {
+    "norm": NORM_PLACEMENTS,
+    "pos_encoding": POSITIONAL_ENCODINGS,
+    "ffn": FFNS,
+    "norm_type": NORM_TYPES,
+}
 SIZES = (  # positive integers, checked in this order
     "src_vocab_size",
     "tgt_vocab_size",
@@ -45,12 +55,19 @@ class StackConfig:
     """One stack's own choices; None: the model's shared one."""
 
     norm: str | None = field(
-        default=None, metadata={"help": "this stack's norm placement; None: the shared norm"}
+        default=None,
+        metadata={"help": "this stack's norm placement; None: the shared norm", "choices": "norm"},
     )
     pos_encoding: str | None = field(
         default=None,
-        metadata={"help": "this stack's positional encoding; None: the shared pos_encoding"},
+        metadata={
+            "help": "this stack's positional encoding; None: the shared pos_encoding",
+            "choices": "pos_encoding",
+        },
     )
+
+
+PER_STACK = tuple(f.name for f in dataclasses.fields(StackConfig))
 
 
 @dataclass(frozen=True)
@@ -58,7 +75,7 @@ class TransformerConfig:
     """The encoder-decoder network; defaults: the base model of Vaswani et al. (2017).
 
     The fields are in the order of :class:`~transformer_lab.model.Seq2SeqTransformer`'s
-    positional arguments (:meth:`keyword_names`), which callers use.
+    positional arguments (:data:`KEYWORDS`), which callers use.
     """
 
     src_vocab_size: int = field(
@@ -74,20 +91,26 @@ class TransformerConfig:
     num_encoder_layers: int = field(default=6, metadata={"help": "encoder layers"})
     num_decoder_layers: int = field(default=6, metadata={"help": "decoder layers"})
     d_ff: int = field(
-        default=2048, metadata={"help": "FFN hidden width (swiglu: 2/3 of it, for the same budget)"}
+        default=2048, metadata={"help": "FFN hidden width (gated FFNs: 2/3 of it, same budget)"}
     )
     dropout: float = field(
         default=0.1, metadata={"help": "on residual branches, attention weights, FFN, embeddings"}
     )
     norm: str = field(
-        default="post", metadata={"help": "norm placement, shared by both stacks: NORM_PLACEMENTS"}
+        default="post",
+        metadata={"help": "norm placement, shared by both stacks", "choices": "norm"},
     )
     pos_encoding: str = field(
         default="sinusoidal",
-        metadata={"help": "positional encoding of both stacks: POSITIONAL_ENCODINGS"},
+        metadata={"help": "positional encoding of both stacks", "choices": "pos_encoding"},
     )
     ffn: str = field(
-        default="relu", metadata={"help": "the FFN: FFNS (the keyword API calls it activation)"}
+        default="relu",
+        metadata={
+            "help": "the feed-forward sublayer (the keyword API calls it activation)",
+            "choices": "ffn",
+            "keyword": "activation",
+        },
     )
     max_len: int = field(
         default=512,
@@ -99,18 +122,29 @@ class TransformerConfig:
     init_seed: int | None = field(
         default=None, metadata={"help": "seed of the initial weights; None: the global RNG"}
     )
-    norm_type: str = field(default="layernorm", metadata={"help": "the norm itself: NORM_TYPES"})
+    norm_type: str = field(
+        default="layernorm", metadata={"help": "the norm itself", "choices": "norm_type"}
+    )
     encoder: StackConfig = field(
         default_factory=StackConfig, metadata={"help": "the encoder's own choices"}
     )
     decoder: StackConfig = field(
         default_factory=StackConfig, metadata={"help": "the decoder's own choices"}
     )
+    options: dict = field(
+        default_factory=dict,
+        metadata={
+            "help": "an option's own settings by its name (options.t5_bias.num_buckets); "
+            "an option in use that is left out gets its defaults"
+        },
+    )
 
     def __post_init__(self):
         """InvalidSetting for the first size that is not a positive integer, the bad head
         split, a dropout outside [0, 1), a flag or a seed of the wrong kind, an unknown
-        name (``encoder.norm`` for the encoder's own placement)."""
+        name (``encoder.norm`` for the encoder's own placement), an option's unknown or bad
+        setting (``options.t5_bias.num_buckets``). ``options`` ends typed, holding the
+        settings of every option in use that has any."""
         for name in SIZES:
             check_integer(name, getattr(self, name), minimum=1)
         if self.d_model % self.num_heads:
@@ -124,14 +158,13 @@ class TransformerConfig:
         check_flag("tie_embeddings", self.tie_embeddings)
         if self.init_seed is not None:  # None: draw from the global RNG
             check_integer("init_seed", self.init_seed, minimum=0, maximum=2**64 - 1)
-        for key, registry in (("norm", NORM_PLACEMENTS), ("pos_encoding", POSITIONAL_ENCODINGS)):
+        for key, registry in AXES.items():
             registry.lookup(getattr(self, key))
-            for stack in STACKS:
+            for stack in STACKS if key in PER_STACK else ():
                 own = getattr(getattr(self, stack), key)
                 if own is not None:  # None: the shared choice
                     registry.lookup(own, f"{stack}.{key}")
-        NORM_TYPES.lookup(self.norm_type)
-        FFNS.lookup(self.ffn)
+        object.__setattr__(self, "options", _option_settings(self.options, self.in_use()))
 
     def stack(self, stack: str, key: str) -> str:
         """The choice ``key`` (``norm`` or ``pos_encoding``) of ``stack``: its own, else the
@@ -139,57 +172,34 @@ class TransformerConfig:
         own = getattr(getattr(self, stack), key)
         return getattr(self, key) if own is None else own
 
-    @classmethod
-    def from_keywords(cls, **keywords) -> "TransformerConfig":
-        """From :class:`~transformer_lab.model.Seq2SeqTransformer`'s keywords, where a stack's
-        own choice is ``<stack>_<key>`` (``encoder_norm=...``) and the FFN ``activation``."""
-        stacks = {
-            stack: StackConfig(**{key: keywords.pop(f"{stack}_{key}", None) for key in PER_STACK})
-            for stack in STACKS
+    def in_use(self) -> set[str]:
+        """The names of the options some stack of the network uses."""
+        return {self.stack(stack, key) for key in PER_STACK for stack in STACKS} | {
+            self.ffn,
+            self.norm_type,
         }
-        for name, keyword in KEYWORD_OF.items():
-            if keyword in keywords:
-                keywords[name] = keywords.pop(keyword)
-        try:
-            return cls(**keywords, **stacks)
-        except InvalidSetting as error:  # named by the keyword the caller typed
-            stack, _, key = error.key.rpartition(".")
-            keyword = f"{stack}_{key}" if stack else KEYWORD_OF.get(key, key)
-            raise InvalidSetting(keyword, error.value, error.reason, error.allowed) from None
 
     @classmethod
-    def keyword_defaults(cls) -> dict:
-        """``{keyword: default}`` of :meth:`from_keywords`, in positional order; a required
-        one's default is ``dataclasses.MISSING``."""
-        shared = {
-            KEYWORD_OF.get(f.name, f.name): f.default
-            for f in dataclasses.fields(cls)
-            if f.name not in STACKS
-        }
-        return shared | {f"{stack}_{key}": None for key in PER_STACK for stack in STACKS}
-
-    @classmethod
-    def keyword_names(cls) -> list[str]:
-        return list(cls.keyword_defaults())
+    def from_keywords(cls, *arguments, **keywords) -> "TransformerConfig":
+        """From :class:`~transformer_lab.model.Seq2SeqTransformer`'s keyword API
+        (:data:`KEYWORDS`, generated from the fields)."""
+        return KEYWORDS.build(*arguments, **keywords)
 
     def keywords(self) -> dict:
-        """The keywords :meth:`from_keywords` takes back: one flat dict of primitives."""
-        flat = {KEYWORD_OF.get(name, name): value for name, value in self.to_dict().items()}
-        for stack in STACKS:
-            for key, value in flat.pop(stack).items():
-                flat[f"{stack}_{key}"] = value
-        return flat
+        """The flat keywords :meth:`from_keywords` takes back."""
+        return KEYWORDS.of(self)
 
     def to_dict(self) -> dict:
-        """One dict of primitives (the stacks nested), the run config's ``model`` node but
-        for the vocabularies it may leave to the data; :meth:`from_dict` rebuilds it."""
+        """One dict of primitives (the stacks and the options' settings nested), the run
+        config's ``model`` node but for the vocabularies it may leave to the data;
+        :meth:`from_dict` rebuilds it."""
         return dataclasses.asdict(self)
 
     @classmethod
     def from_dict(cls, settings: dict) -> "TransformerConfig":
         """From :meth:`to_dict`'s form (the ``model`` node), or InvalidSetting for a key
         that is no setting (``+model.qk=1``, ``model.encoder.qk``) or a required one left
-        out; a stack left out shares every choice."""
+        out; a stack left out shares every choice, an option left out has its defaults."""
         settings = dict(settings)
         for stack in STACKS:
             try:
@@ -197,3 +207,43 @@ class TransformerConfig:
             except InvalidSetting as error:
                 raise error.within(stack) from None
         return from_settings(cls, settings)
+
+
+KEYWORDS = Keywords(TransformerConfig)  # the network's keyword API, generated from the fields
+
+
+def option_class(name: str) -> type | None:
+    """The class registered as ``name`` on any option axis (the names are distinct across
+    the axes, tests/model/test_options.py), or None."""
+    return next((r[name] for r in AXES.values() if name in r), None)
+
+
+def _option_settings(options, in_use: set[str]) -> dict:
+    """``options`` (name -> a dict of settings, or the option's ``Settings``) checked and
+    typed: InvalidSetting for a name of no option that takes settings, an option's unknown
+    or bad setting (:func:`~transformer_lab.config.typed.from_settings`, then its own
+    checks). Every option of ``in_use`` that has settings and is left out gets its
+    defaults, so the saved config holds every value the network was built with."""
+    if not isinstance(options, Mapping):
+        raise InvalidSetting("options", options, "not a node", "a node of option: settings")
+    taking = [name for r in AXES.values() for name, cls in r.items() if settings_class(cls)]
+    typed = {}
+    for name, given in options.items():
+        declared = settings_class(option_class(name))
+        if declared is None:
+            reason = "no option of that name takes settings"
+            raise InvalidSetting(f"options.{name}", given, reason, ", ".join(taking) or "none")
+        if not isinstance(given, declared):
+            if not isinstance(given, Mapping):
+                reason = f"not a node of {name}'s settings"
+                raise InvalidSetting(f"options.{name}", given, reason, "a node")
+            try:
+                given = from_settings(declared, dict(given))
+            except InvalidSetting as error:
+                raise error.within(f"options.{name}") from None
+        typed[name] = given
+    for name in sorted(in_use - set(typed)):
+        declared = settings_class(option_class(name))
+        if declared is not None:
+            typed[name] = declared()
+    return typed

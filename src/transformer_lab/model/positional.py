@@ -1,14 +1,19 @@
 """Positional encodings, one exclusive choice each, chosen by name.
 
 Every encoding answers the same three questions, so the rest of the model never asks
-which one it has:
+which one it has, and declares which of them it answers (``adds``, ``rotates``,
+``biases``: what a test of every encoding needs to know, checked against the answers):
 
 - :meth:`PositionalEncoding.add` -- what to add to the scaled token embeddings
   (sinusoidal, learned);
 - :meth:`PositionalEncoding.rotation` -- how to rotate queries and keys of self-attention
   (rotary);
 - :meth:`PositionalEncoding.bias` -- which additive bias to put on self-attention scores
-  (ALiBi).
+  (ALiBi, T5's relative bias).
+
+Each is built knowing its stack (:class:`~.options.Stack`: an encoding of the causal decoder
+may bucket its distances one way) and with its own settings, if it declares any
+(:class:`~.options.Option`).
 
 Each also gives its :meth:`PositionalEncoding.picture`, the data of the figure the
 callbacks draw of it (:mod:`transformer_lab.callbacks.positional_map`), so a new encoding
@@ -20,14 +25,15 @@ the decoder finds source positions only through what the encoder put into the me
 """
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 from torch import nn
 
 from transformer_lab.config.registry import Registry
-from transformer_lab.config.validation import InvalidSetting
+from transformer_lab.config.validation import InvalidSetting, check_integer
 from transformer_lab.model.init import OwnsInit
+from transformer_lab.model.options import ENCODER, Option, Stack, built
 
 POSITIONAL_ENCODINGS = Registry("pos_encoding")
 
@@ -52,14 +58,23 @@ class Picture:
     size: tuple[float, float]
 
 
-class PositionalEncoding(nn.Module):
-    """No positional information (``none``); the base every encoding overrides."""
+class PositionalEncoding(nn.Module, Option):
+    """No positional information (``none``); the base every encoding overrides.
+
+    ``stack`` and ``settings`` (:meth:`~.options.Option.place`) are keywords every encoding
+    takes (a subclass passes them on as ``**where``)."""
 
     trained = False  # its picture is drawn at the end of fit (at the start it is the init)
+    adds = False  # add() adds to the token embeddings
+    rotates = False  # rotation() rotates queries and keys
+    biases = False  # bias() biases self-attention scores
 
-    def __init__(self, d_model: int, num_heads: int, max_len: int):
+    def __init__(
+        self, d_model: int, num_heads: int, max_len: int, *, stack: Stack = ENCODER, settings=None
+    ):
         super().__init__()
         self.max_len = max_len
+        self.place(stack, settings)
 
     def add(self, x: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
         """``x [B, L, D]`` plus the encoding of ``positions [L]``."""
@@ -108,8 +123,10 @@ class Sinusoidal(PositionalEncoding):
     ones in the last.
     """
 
-    def __init__(self, d_model: int, num_heads: int, max_len: int):
-        super().__init__(d_model, num_heads, max_len)
+    adds = True
+
+    def __init__(self, d_model: int, num_heads: int, max_len: int, **where):
+        super().__init__(d_model, num_heads, max_len, **where)
         if d_model % 2:
             raise InvalidSetting(
                 "d_model",
@@ -157,9 +174,10 @@ class Learned(PositionalEncoding):
     """
 
     trained = True
+    adds = True
 
-    def __init__(self, d_model: int, num_heads: int, max_len: int):
-        super().__init__(d_model, num_heads, max_len)
+    def __init__(self, d_model: int, num_heads: int, max_len: int, **where):
+        super().__init__(d_model, num_heads, max_len, **where)
         self.table = PositionTable(max_len, d_model)
 
     def add(self, x: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
@@ -182,8 +200,10 @@ class Rotary(PositionalEncoding):
     as query at position i and as key at position j, ``mean_d cos((i - j) theta_d)``.
     """
 
-    def __init__(self, d_model: int, num_heads: int, max_len: int):
-        super().__init__(d_model, num_heads, max_len)
+    rotates = True
+
+    def __init__(self, d_model: int, num_heads: int, max_len: int, **where):
+        super().__init__(d_model, num_heads, max_len, **where)
         head_dim = d_model // num_heads
         if head_dim % 2:
             raise InvalidSetting(
@@ -246,8 +266,10 @@ class ALiBi(PositionalEncoding):
     two (the symmetric form; the decoder's causal mask keeps ``j <= i``).
     """
 
-    def __init__(self, d_model: int, num_heads: int, max_len: int):
-        super().__init__(d_model, num_heads, max_len)
+    biases = True
+
+    def __init__(self, d_model: int, num_heads: int, max_len: int, **where):
+        super().__init__(d_model, num_heads, max_len, **where)
         self.register_buffer("slopes", alibi_slopes(num_heads), persistent=False)
 
     def bias(self, q_positions: torch.Tensor, k_positions: torch.Tensor) -> torch.Tensor:
@@ -271,10 +293,112 @@ class ALiBi(PositionalEncoding):
         return Picture(panels, (2.6 * len(panels) + 0.8, 3.0))
 
 
+def t5_buckets(
+    relative: torch.Tensor, bidirectional: bool, num_buckets: int, max_distance: int
+) -> torch.Tensor:
+    """T5's bucket of each distance ``key - query`` in ``relative`` (Raffel et al., 2020,
+    §2.1; Mesh TensorFlow's ``_relative_position_bucket``). Bidirectional: half the buckets
+    for keys after the query; causal: a key after the query counts as distance 0 (the mask
+    removes it). Of each half, the first ``exact`` distances get a bucket each, the rest
+    log-spaced buckets up to ``max_distance``, beyond which all share the last."""
+    buckets = torch.zeros_like(relative)
+    if bidirectional:
+        num_buckets //= 2
+        buckets = buckets + (relative > 0).long() * num_buckets
+        distance = relative.abs()
+    else:
+        distance = (-relative).clamp(min=0)
+    exact = num_buckets // 2
+    # clamp(min=1): the log of the exact ones, which torch.where drops, stays finite
+    spread = torch.log(distance.clamp(min=1).float() / exact) / math.log(max_distance / exact)
+    large = (exact + (spread * (num_buckets - exact)).long()).clamp(max=num_buckets - 1)
+    return buckets + torch.where(distance < exact, distance, large)
+
+
+@dataclass(frozen=True)
+class T5BiasSettings:
+    """T5's two settings, its defaults (Raffel et al., 2020, §2.1: "we use 32 embeddings
+    ... with ranges that increase in size logarithmically up to an offset of 128")."""
+
+    num_buckets: int = field(
+        default=32, metadata={"help": "learned biases per head (bidirectional: half a direction)"}
+    )
+    max_distance: int = field(
+        default=128, metadata={"help": "the distance from which on all share the last bucket"}
+    )
+
+    def __post_init__(self):
+        """Room for an exact bucket in each direction, and log-spaced ones past them."""
+        check_integer("num_buckets", self.num_buckets, minimum=4)
+        check_integer("max_distance", self.max_distance, minimum=self.num_buckets // 2 + 1)
+
+
+class BucketBiases(nn.Module, OwnsInit):
+    """The learned bias of each bucket for each head, ``[num_buckets, H]``, drawn from
+    ``N(0, d_model^-0.5)`` as Hugging Face's T5 draws its ``relative_attention_bias``."""
+
+    def __init__(self, num_buckets: int, num_heads: int, d_model: int):
+        super().__init__()
+        self.weight = nn.Parameter(torch.empty(num_buckets, num_heads))
+        self.init_std = d_model**-0.5
+        self.reset_parameters()
+
+    @torch.no_grad()
+    def reset_parameters(self, generator: torch.Generator | None = None) -> None:
+        self.weight.normal_(0.0, self.init_std, generator=generator)
+
+    def forward(self, buckets: torch.Tensor) -> torch.Tensor:
+        return self.weight[buckets]  # [..., H]
+
+
+@POSITIONAL_ENCODINGS.register("t5_bias")
+class T5Bias(PositionalEncoding):
+    """T5's relative position bias (Raffel et al., 2020, §2.1), the comparator of Press et
+    al.'s Figure 1: "a learned, shared bias to each query-key score that is dependent on
+    just the distance between the query and key" (§2.2). Distances fall into log-spaced
+    buckets (:func:`t5_buckets`), both ways in the encoder, causal ones in the decoder (its
+    stack says which); one bias per bucket and head, shared by every layer of the stack;
+    nothing is added to the embeddings. Settings: :class:`T5BiasSettings`.
+
+    Picture: each head's trained bias by query and key position, on its own symmetric
+    scale (in the decoder the mask keeps ``j <= i``).
+    """
+
+    Settings = T5BiasSettings
+    trained = True
+    biases = True
+
+    def __init__(self, d_model: int, num_heads: int, max_len: int, **where):
+        super().__init__(d_model, num_heads, max_len, **where)
+        self.table = BucketBiases(self.settings.num_buckets, num_heads, d_model)
+
+    def buckets(self, q_positions: torch.Tensor, k_positions: torch.Tensor) -> torch.Tensor:
+        """``[L_q, L_k]``: the bucket of each key's distance to each query."""
+        relative = k_positions[None, :] - q_positions[:, None]  # key - query
+        s = self.settings
+        return t5_buckets(relative, not self.stack.causal, s.num_buckets, s.max_distance)
+
+    def bias(self, q_positions: torch.Tensor, k_positions: torch.Tensor) -> torch.Tensor:
+        return self.table(self.buckets(q_positions, k_positions)).permute(2, 0, 1)
+
+    def picture(self, num_positions: int) -> Picture:
+        positions = torch.arange(num_positions, device=self.table.weight.device)
+        bias = self.bias(positions, positions).detach().float().cpu()  # [H, L, L]
+        panels = []
+        for head in range(bias.size(0)):
+            limit = max(bias[head].abs().max().item(), 1e-6)
+            ylabel = "query position" if head == 0 else ""
+            title = f"T5 bias head {head} ({self.stack.name})"
+            panels.append(Panel(bias[head], (-limit, limit), "key position", ylabel, title))
+        return Picture(panels, (2.6 * len(panels) + 0.8, 3.0))
+
+
 POSITIONAL_ENCODINGS.register("none")(PositionalEncoding)  # last in the list of names
 
 
 def build_positional_encoding(
-    name: str, d_model: int, num_heads: int, max_len: int
+    name: str, d_model: int, num_heads: int, max_len: int, stack: Stack = ENCODER, settings=None
 ) -> PositionalEncoding:
-    return POSITIONAL_ENCODINGS.lookup(name)(d_model, num_heads, max_len)
+    """The encoding ``name`` of a ``stack``, with its own ``settings`` (None: its defaults)."""
+    cls = POSITIONAL_ENCODINGS.lookup(name)
+    return built(cls, d_model, num_heads, max_len, stack=stack, settings=settings)

@@ -25,6 +25,7 @@ from torch import nn
 
 from transformer_lab.config.registry import Registry
 from transformer_lab.model.norms import NORM_TYPES
+from transformer_lab.model.options import ENCODER, Stack, built
 
 NORM_PLACEMENTS = Registry("norm")
 
@@ -86,7 +87,8 @@ class Residual(nn.Module):
     """One sublayer's residual connection, its dropout and its norm placement.
 
     ``alpha`` scales the residual stream before the branch is added (deepnorm's constant;
-    1 for the other placements).
+    1 for the other placements). A norm type that is an option is told the ``stack`` and
+    given its own ``settings`` (:func:`~.options.built`).
     """
 
     def __init__(
@@ -96,14 +98,21 @@ class Residual(nn.Module):
         norm: str,
         norm_type: str = "layernorm",
         alpha: float = 1.0,
+        *,
+        stack: Stack = ENCODER,
+        settings=None,
     ):
         super().__init__()
         placement = NORM_PLACEMENTS.lookup(norm)
         make_norm = NORM_TYPES.lookup(norm_type)
         self.before = placement.before
         self.alpha = alpha
-        self.norm = make_norm(d_model)
-        self.branch_norm = make_norm(d_model) if placement.branch_norm else None
+        self.norm = built(make_norm, d_model, stack=stack, settings=settings)
+        self.branch_norm = (
+            built(make_norm, d_model, stack=stack, settings=settings)
+            if placement.branch_norm
+            else None
+        )
         self.dropout = nn.Dropout(dropout)
 
     def inner(self, x: torch.Tensor) -> torch.Tensor:
@@ -120,7 +129,15 @@ class Residual(nn.Module):
         return y if self.before else self.norm(y)
 
 
-def final_norm(d_model: int, norm: str, norm_type: str = "layernorm") -> nn.Module:
-    """The norm that closes a stack: only the placements that normalise before need one."""
-    placement = NORM_PLACEMENTS.lookup(norm)
-    return NORM_TYPES.lookup(norm_type)(d_model) if placement.before else nn.Identity()
+def final_norm(
+    d_model: int,
+    norm: str,
+    norm_type: str = "layernorm",
+    *,
+    stack: Stack = ENCODER,
+    settings=None,
+) -> nn.Module:
+    """The norm that closes ``stack``: only the placements that normalise before need one."""
+    if not NORM_PLACEMENTS.lookup(norm).before:
+        return nn.Identity()
+    return built(NORM_TYPES.lookup(norm_type), d_model, stack=stack, settings=settings)

@@ -16,17 +16,18 @@ choice build the very model of the shared choice, weight for weight.
 import dataclasses
 import inspect
 import math
-from dataclasses import MISSING, dataclass
+from dataclasses import dataclass
 
 import torch
 from torch import nn
 
 from transformer_lab.model import decoding, masks
 from transformer_lab.model.attention import KVCache
-from transformer_lab.model.config import TransformerConfig
+from transformer_lab.model.config import KEYWORDS, TransformerConfig
 from transformer_lab.model.embedding import TokenEmbedding
 from transformer_lab.model.init import initialize, scale_residual_branches
 from transformer_lab.model.layers import DecoderLayer, EncoderLayer, LayerConfig
+from transformer_lab.model.options import DECODER, ENCODER, Stack
 from transformer_lab.model.positional import PositionalEncoding, build_positional_encoding
 from transformer_lab.model.residual import deepnorm_scales, final_norm
 from transformer_lab.tokens import PAD
@@ -56,29 +57,25 @@ class DecoderCache:
 class Seq2SeqTransformer(nn.Module):
     """Source and target embeddings, an encoder and a decoder stack, an output head.
 
-    Built from a :class:`~transformer_lab.model.config.TransformerConfig` (``config=``), or
-    from ``src_vocab_size``, ``tgt_vocab_size`` and keywords named as its fields (or
-    positional arguments in their order), where each default and its help live: ``d_model``,
-    ``num_heads``, ``num_encoder_layers``, ``num_decoder_layers``, ``d_ff``, ``dropout``,
-    ``norm``, ``pos_encoding``, ``activation``, ``max_len``, ``tie_embeddings``,
-    ``init_seed``, ``norm_type``, then a stack's own choice as ``encoder_norm``,
-    ``decoder_norm``, ``encoder_pos_encoding``, ``decoder_pos_encoding``. ``self.config``
-    rebuilds it. ``init_seed`` makes the initial weights independent of the global RNG (see
+    Built from a :class:`~transformer_lab.model.config.TransformerConfig` (``config=``), the
+    one construction path, or from ``src_vocab_size``, ``tgt_vocab_size`` and keywords (or
+    positional arguments in their order) that make that config: the keyword API generated
+    from its fields (:data:`~transformer_lab.model.config.KEYWORDS`), where each default and
+    its help live: a field by its name but the FFN, ``activation``, and a stack's own choice
+    as ``encoder_norm``, ``decoder_pos_encoding`` and so on. ``self.config`` rebuilds it.
+    ``init_seed`` makes the initial weights independent of the global RNG (see
     :mod:`.init`). The attributes ``encoder_norm``/``decoder_norm`` are the stacks' final
     norms (their state-dict keys predate the keywords of those names).
     """
 
     def __init__(self, *args, config: TransformerConfig | None = None, **keywords):
         super().__init__()
-        names = TransformerConfig.keyword_names()  # what positional arguments fill, in order
-        if config is None and len(args) <= len(names):
-            config = TransformerConfig.from_keywords(
-                **dict(zip(names, args, strict=False)), **keywords
-            )
+        if config is None:
+            config = KEYWORDS.build(*args, **keywords)
         elif args or keywords:
             raise TypeError(
-                f"Seq2SeqTransformer takes a config, or at most {len(names)} positional "
-                "arguments and keywords"
+                f"Seq2SeqTransformer takes a config, or at most {len(KEYWORDS.names)} "
+                "positional arguments and keywords"
             )
         self.config = c = config
         self.d_model, self.max_len = c.d_model, c.max_len
@@ -86,12 +83,8 @@ class Seq2SeqTransformer(nn.Module):
 
         self.src_embed = TokenEmbedding(c.src_vocab_size, c.d_model)
         self.tgt_embed = TokenEmbedding(c.tgt_vocab_size, c.d_model)
-        self.src_pos = build_positional_encoding(
-            c.stack("encoder", "pos_encoding"), c.d_model, c.num_heads, c.max_len
-        )
-        self.tgt_pos = build_positional_encoding(
-            c.stack("decoder", "pos_encoding"), c.d_model, c.num_heads, c.max_len
-        )
+        self.src_pos = _positional_encoding(c, ENCODER)
+        self.tgt_pos = _positional_encoding(c, DECODER)
         self.embed_dropout = nn.Dropout(c.dropout)
         # each stack's constants follow from its own placement (1s unless deepnorm); a
         # deepnorm stack keeps DeepNet's encoder-decoder constants, which depend on both
@@ -109,8 +102,10 @@ class Seq2SeqTransformer(nn.Module):
             norm_type=c.norm_type,
             activation=c.ffn,
             alpha=enc_alpha,
+            stack=ENCODER,
+            options=c.options,
         )
-        decoder = dataclasses.replace(encoder, norm=decoder_norm, alpha=dec_alpha)
+        decoder = dataclasses.replace(encoder, norm=decoder_norm, alpha=dec_alpha, stack=DECODER)
         self.encoder_layers, self.encoder_norm = _stack(EncoderLayer, encoder, c.num_encoder_layers)
         self.decoder_layers, self.decoder_norm = _stack(DecoderLayer, decoder, c.num_decoder_layers)
         self.output = nn.Linear(c.d_model, c.tgt_vocab_size)
@@ -146,7 +141,9 @@ class Seq2SeqTransformer(nn.Module):
         """``src [B, S]`` -> memory ``[B, S, D]`` (and the per-layer encoder weights)."""
         positions = self._positions(0, src.size(1), "the source", src.device)
         padding = masks.key_padding(src)  # [B, 1, 1, S]
-        if not torch.compiler.is_compiling():  # compiled, the batch's entry point checks
+        # compiled, the batch's entry point checks; a meta tensor (the check of a run's
+        # memory, job/resources.py) holds no values to check
+        if not torch.compiler.is_compiling() and src.device.type != "meta":
             check_source(src)
         mask = masks.with_bias(padding, self.src_pos.bias(positions, positions))
         rotation = self.src_pos.rotation(positions)
@@ -240,19 +237,18 @@ class Seq2SeqTransformer(nn.Module):
         return decoding.greedy(self, src, max_new_tokens, use_cache)
 
 
-def _signature() -> inspect.Signature:
-    """The keyword API as ``help`` and ``inspect`` show it: the config's keywords in their
-    positional order with their defaults, then ``config``."""
-    kind, empty = inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.empty
-    parameters = [
-        inspect.Parameter(name, kind, default=empty if default is MISSING else default)
-        for name, default in TransformerConfig.keyword_defaults().items()
-    ]
-    config = inspect.Parameter("config", inspect.Parameter.KEYWORD_ONLY, default=None)
-    return inspect.Signature([*parameters, config])
+# what help() and inspect show: the keyword API generated from the config's fields, then config
+Seq2SeqTransformer.__signature__ = KEYWORDS.signature(
+    inspect.Parameter("config", inspect.Parameter.KEYWORD_ONLY, default=None)
+)
 
 
-Seq2SeqTransformer.__signature__ = _signature()
+def _positional_encoding(c: TransformerConfig, stack: Stack) -> PositionalEncoding:
+    """The positional encoding ``stack`` chose, told its stack, with its own settings."""
+    name = c.stack(stack.name, "pos_encoding")
+    return build_positional_encoding(
+        name, c.d_model, c.num_heads, c.max_len, stack, c.options.get(name)
+    )
 
 
 def check_source(src: torch.Tensor) -> None:
@@ -278,4 +274,11 @@ def _stack(
     deepnorm's ``alpha`` where the model gives each stack its own.
     """
     layers = nn.ModuleList(layer(config) for _ in range(num_layers))
-    return layers, final_norm(config.d_model, config.norm, config.norm_type)
+    closing = final_norm(
+        config.d_model,
+        config.norm,
+        config.norm_type,
+        stack=config.stack,
+        settings=config.options.get(config.norm_type),
+    )
+    return layers, closing

@@ -18,7 +18,7 @@ def task_batches(count: int, batch_size: int, seed: int, task="reverse", max_tas
     words), each ``{"src", "tgt_in", "tgt_out"}``."""
     generator = torch.Generator().manual_seed(seed)
     src, tgt_in, tgt_out = generate(
-        TASKS[task], count * batch_size, VOCAB - FIRST_CONTENT, 3, max_task_len, generator
+        TASKS[task].apply, count * batch_size, VOCAB - FIRST_CONTENT, 3, max_task_len, generator
     )
     return [
         {"src": s, "tgt_in": i, "tgt_out": o}

@@ -13,9 +13,10 @@ each job's config composes (:mod:`.launchers`).
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 
+from transformer_lab.config.command_line import end_composition
 from transformer_lab.config.jobs import job_configs, job_overrides, split_config
 from transformer_lab.config.validation import ConfigError
-from transformer_lab.job.checks import ModelBuilds, check_config, refuse
+from transformer_lab.job.checks import ModelBuilds, check_config, check_run, refuse
 from transformer_lab.runs.reader import overrides_of
 from transformer_lab.sweep.hypotheses import (
     check_outcome,
@@ -37,8 +38,9 @@ class ConfigCheck(Callback):
     """
 
     def on_run_start(self, config: DictConfig, **kwargs) -> None:
+        end_composition()  # Hydra composed the run: its errors are its own again
         try:
-            check_config(*split_config(config))
+            check_run(*split_config(config))  # the job takes its result: checked once
             check_outcome(config)
             parse_hypotheses(config.get("hypotheses"))
         except ConfigError as error:

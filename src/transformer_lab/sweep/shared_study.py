@@ -27,13 +27,16 @@ from contextlib import contextmanager
 
 import optuna
 from hydra.core.utils import JobReturn
-from hydra_plugins.hydra_optuna_sweeper._impl import (
-    OptunaSweeperImpl,
-    create_params_from_overrides,
-)
 from omegaconf import OmegaConf
 
 from transformer_lab.console import unheard
+from transformer_lab.private_apis import (
+    optuna_sweeper_class,
+    params_from_overrides,
+    storage_of,
+    trial_id,
+    uncached_storage,
+)
 from transformer_lab.runs.study_record import TRIAL_KEY
 from transformer_lab.sweep.parallel import sweep_stopping
 
@@ -53,7 +56,7 @@ def fail_stale_trials(study: optuna.Study) -> None:
 def heartbeats(study: optuna.Study, trials: Sequence[optuna.Trial]) -> Iterator[None]:
     """While the block runs, a heartbeat for each of ``trials`` every heartbeat interval of
     the storage (none if it has no interval)."""
-    storage = study._storage
+    storage = storage_of(study)
     if not storage.is_heartbeat_enabled():
         yield
         return
@@ -62,7 +65,7 @@ def heartbeats(study: optuna.Study, trials: Sequence[optuna.Trial]) -> Iterator[
     def beat() -> None:
         while True:
             for trial in trials:
-                storage.record_heartbeat(trial._trial_id)
+                storage.record_heartbeat(trial_id(trial))
             if stop.wait(storage.get_heartbeat_interval()):
                 return
 
@@ -79,8 +82,7 @@ def stored_state(study: optuna.Study, trial: optuna.Trial) -> optuna.trial.Trial
     """``trial``'s state in the storage itself: the study's cache in this process (Optuna
     2.10's ``_CachedStorage``, which keeps the trials it asked for) has not seen a job
     in another process end the trial."""
-    storage = getattr(study._storage, "_backend", study._storage)
-    return storage.get_trial(trial._trial_id).state
+    return uncached_storage(study).get_trial(trial_id(trial)).state
 
 
 def tell(study: optuna.Study, trial: optuna.Trial, result: JobReturn) -> bool:
@@ -100,14 +102,12 @@ def tell(study: optuna.Study, trial: optuna.Trial, result: JobReturn) -> bool:
     return True
 
 
-class SharedStudy(OptunaSweeperImpl):
+class SharedStudy(optuna_sweeper_class()):
     """The plugin's sweeper with the loop above (one objective; no grid sampler)."""
 
     def sweep(self, arguments: list[str]) -> None:
         self._process_searchspace_config()
-        space, fixed = create_params_from_overrides(
-            [*self._parse_sweeper_params_config(), *arguments]
-        )
+        space, fixed = params_from_overrides([*self._parse_sweeper_params_config(), *arguments])
         space = {name: d for name, d in space.items() if name not in fixed}
         study = optuna.create_study(
             study_name=self.study_name,
