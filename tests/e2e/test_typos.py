@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 import torch
 
+from transformer_lab.model.residual import NORM_PLACEMENTS
+
 from ..command_line import run_train_here
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "checkpoint_before_stage_folders.ckpt"
@@ -23,7 +25,7 @@ TYPOS = {
     "nested group option": (
         ["model/norm=middle"],
         "error: model/norm='middle': no such option of config group model/norm; allowed: "
-        "deepnorm, post, pre, sandwich",
+        + ", ".join(sorted(NORM_PLACEMENTS)),
     ),
     "group": (
         ["modle/norm=pre"],

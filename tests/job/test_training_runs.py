@@ -9,6 +9,7 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 
 from transformer_lab.job.build import build
 from transformer_lab.job.run import train
+from transformer_lab.model.admin import needs_profiling, residual_weights
 from transformer_lab.model.positional import POSITIONAL_ENCODINGS
 from transformer_lab.runs.learning_curve import read_scalars
 
@@ -30,6 +31,16 @@ def test_fast_dev_run_fits_every_norm_and_positional_encoding(compose_train, nor
     assert trainer.global_step == 2
     assert torch.isfinite(trainer.callback_metrics["train/loss"])
     assert 0.0 <= float(trainer.callback_metrics["val/seq_acc"]) <= 1.0
+
+
+def test_an_admin_run_profiles_its_omegas_on_the_first_batch_then_trains(compose_train):
+    cfg = compose_train([*TINY, "model/norm=admin", "+trainer.fast_dev_run=2"])
+    datamodule, module, trainer = build(cfg)
+    assert needs_profiling(module.model)
+    trainer.fit(module, datamodule=datamodule)
+    assert trainer.global_step == 2 and not needs_profiling(module.model)
+    omegas = [w.omega for w in residual_weights(module.model)]
+    assert all(bool((omega > 1.0).all()) for omega in omegas[1:4]), "the encoder's grow from 1"
 
 
 @pytest.fixture(scope="module")

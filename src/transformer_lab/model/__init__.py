@@ -1,5 +1,6 @@
 """The encoder-decoder Transformer and its parts."""
 
+from transformer_lab.model import admin  # noqa: F401 (registers the admin placement)
 from transformer_lab.model.config import StackConfig, TransformerConfig
 from transformer_lab.model.transformer import DecoderCache, Seq2SeqTransformer
 

@@ -24,6 +24,7 @@ import torch
 from torch import nn
 
 from transformer_lab.config.registry import Registry
+from transformer_lab.model.init import OwnsInit
 from transformer_lab.model.norms import NORM_TYPES
 from transformer_lab.model.options import ENCODER, Stack, built
 
@@ -36,6 +37,7 @@ class Placement:
 
     before = False  # the sublayer reads a normalised input, and the stack ends with a norm
     branch_norm = False  # the sublayer's output is normalised too
+    residual_weight = False  # a learned per-channel weight on the residual stream (admin)
 
     @staticmethod
     def scales(
@@ -76,6 +78,31 @@ class DeepNorm(Placement):
         return encoder, decoder
 
 
+class ResidualWeight(OwnsInit, nn.Module):
+    """Admin's ``omega`` (Liu et al., 2020): a learned per-channel weight on the residual
+    stream, ``Norm(omega * x + Dropout(F(x)))``. It starts at 1; a profiling forward pass on
+    one batch (:func:`~transformer_lab.model.admin.profile_admin`) then sets each sublayer's
+    omega from the variance that the sublayers below it add, in order, and ``profiled``
+    (saved with the weights) says it was done, so a resumed run is not profiled again."""
+
+    def __init__(self, d_model: int):
+        super().__init__()
+        self.omega = nn.Parameter(torch.ones(d_model))
+        self.register_buffer("profiled", torch.tensor(False))
+        self.chain = None  # set only while profiling: the stack's running ratio
+
+    @torch.no_grad()
+    def reset_parameters(self, generator: torch.Generator | None = None) -> None:
+        self.omega.fill_(1.0)
+        self.profiled.fill_(False)
+
+    def forward(self, x: torch.Tensor, branch: torch.Tensor) -> torch.Tensor:
+        """``omega * x``; while profiling, omega first takes its stack's running ratio."""
+        if self.chain is not None:
+            self.chain.place(self.omega, x, branch)
+        return self.omega * x
+
+
 def deepnorm_scales(
     norm: str, num_encoder_layers: int, num_decoder_layers: int
 ) -> tuple[tuple[float, float], tuple[float, float]]:
@@ -114,6 +141,7 @@ class Residual(nn.Module):
             else None
         )
         self.dropout = nn.Dropout(dropout)
+        self.weight = ResidualWeight(d_model) if placement.residual_weight else None
 
     def inner(self, x: torch.Tensor) -> torch.Tensor:
         """The sublayer's input."""
@@ -125,7 +153,10 @@ class Residual(nn.Module):
             sublayer_out = self.branch_norm(sublayer_out)
         if self.alpha != 1.0:
             x = self.alpha * x
-        y = x + self.dropout(sublayer_out)
+        branch = self.dropout(sublayer_out)
+        if self.weight is not None:
+            x = self.weight(x, branch)
+        y = x + branch
         return y if self.before else self.norm(y)
 
 

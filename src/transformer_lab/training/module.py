@@ -16,6 +16,7 @@ from torch import nn
 from transformer_lab.config.typed import from_settings
 from transformer_lab.config.validation import InvalidSetting, check_flag
 from transformer_lab.model import Seq2SeqTransformer
+from transformer_lab.model.admin import needs_profiling, profile_admin, residual_weights
 from transformer_lab.model.config import TransformerConfig
 from transformer_lab.model.decoding import beam_search, greedy_to_length
 from transformer_lab.model.transformer import check_source
@@ -148,6 +149,21 @@ class Seq2SeqLitModule(L.LightningModule):
         return batch
 
     # -- training --------------------------------------------------------------------------
+
+    def on_fit_start(self) -> None:
+        """Admin's omegas (``model.norm=admin``) are profiled on the first training batch of
+        a fresh start; a resumed run restored them, profiled, with its weights."""
+        self._profile_admin = needs_profiling(self.model)
+
+    def on_train_batch_start(self, batch: dict, batch_idx: int) -> None:
+        if not getattr(self, "_profile_admin", False):
+            return
+        profile_admin(self.model, batch["src"], batch["tgt_in"])
+        for weight in residual_weights(self.model):  # DDP ranks profiled their own batches
+            weight.omega.data.copy_(
+                self.trainer.strategy.reduce(weight.omega.data, reduce_op="mean")
+            )
+        self._profile_admin = False
 
     def training_step(self, batch: dict[str, torch.Tensor], batch_idx: int) -> torch.Tensor:
         logits = self.model(batch["src"], batch["tgt_in"])  # [B, T, V]
