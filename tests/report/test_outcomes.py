@@ -6,6 +6,7 @@ Holm's correction."""
 
 import pytest
 from scipy import stats
+from statsmodels.stats.multitest import multipletests
 
 from transformer_lab.report import main
 from transformer_lab.report.comparisons import compare, pairing_cell
@@ -14,7 +15,7 @@ from transformer_lab.report.proportions import RateDifference, rate_interval
 from transformer_lab.report.sweep import load_sweep
 from transformer_lab.report.verdicts import judge_all, read_hypotheses
 
-from .conftest import hand_made_job
+from .conftest import hand_made_job, scipy_p
 
 # warmup steps -> [(val/seq_acc, val/seq_acc_auc, diverged) per seed]
 RUNS = {
@@ -97,16 +98,18 @@ def test_a_continuous_metric_with_diverged_runs_is_judged_only_where_the_rule_sc
     # scored 0, the diverged runs pair with warmup 100's seeds 4 and 5 (seed 5 has none)
     values = [0.0, 0.0, 0.0, 0.0, 0.0]  # seeds 0-4 without warmup: 0, 0, 0, 0, diverged 0
     with_warmup = [auc for _, auc in RUNS[100]]
-    p = stats.ttest_rel(with_warmup, values, alternative="greater").pvalue
-    assert scored.p == pytest.approx(p, abs=1e-12)
+    p = scipy_p(with_warmup, values, "samples", "greater")
+    assert scored.p == pytest.approx(p, abs=1e-12) and p == 1 / 32  # 5 pairs, all above
     assert scored.comparison.difference.n_a == 5
 
 
-def test_holm_adjusts_four_p_values_as_by_hand():
+def test_holm_adjusts_four_p_values_as_by_hand_and_as_statsmodels():
     # sorted 0.005, 0.01, 0.03, 0.04 -> 4 x 0.005, 3 x 0.01, 2 x 0.03, max(1 x 0.04, 0.06)
     assert holm([0.01, 0.04, 0.03, 0.005]) == pytest.approx([0.03, 0.06, 0.06, 0.02])
     assert holm([0.5, 0.9]) == pytest.approx([1.0, 1.0])  # never above 1
     assert holm([]) == []
+    family = [0.0005, 1.0, 1 / 32, 1.0, 1.0, 0.97]  # the sweep below: 3 rules, both ways
+    assert holm(family) == list(multipletests(family, method="holm")[1])
 
 
 def test_the_family_is_corrected_together_and_printed_raw_and_adjusted(tmp_path):
@@ -114,12 +117,15 @@ def test_the_family_is_corrected_together_and_printed_raw_and_adjusted(tmp_path)
     report = (tmp_path / "report.md").read_text()
     sweep = load_sweep(tmp_path)
     verdicts = judge_all(sweep, read_hypotheses(sweep))
-    adjusted = holm([v.p for v in verdicts])
-    assert [v.adjusted for v in verdicts] == pytest.approx(adjusted)
+    # one family: every rule's p for supported and its p for contradicted
+    adjusted = holm([v.p for v in verdicts] + [v.p_other for v in verdicts])
+    assert [v.adjusted for v in verdicts] == pytest.approx(adjusted[:3])
+    assert [v.adjusted_other for v in verdicts] == pytest.approx(adjusted[3:])
     learned = verdicts[0]
+    assert learned.family == 6 and adjusted[0] == pytest.approx(6 * learned.p)
     assert (
-        f"one-sided Boschloo p = {learned.p:.2g}, Holm-adjusted {adjusted[0]:.2g} "
-        "(other direction 1) against 0.05"
+        f"Boschloo's exact test: one-sided p = {learned.p:.2g} (other direction 1), "
+        f"Holm-adjusted {adjusted[0]:.2g} (1) of 6 tests against 0.05"
     ) in report
     assert "- **supported** `learns_with_warmup`" in report
     assert "A = 100: 5/5 [" in report and "B = 0: 0/6 [" in report
@@ -143,7 +149,9 @@ def test_a_difference_of_accuracies_stays_inside_minus_1_and_1(tmp_path):
     t_low = found.difference.low  # the paired t interval of -0.95, -0.99, -1.0, -0.97
     assert t_low < -1.0
     assert found.interval == (-1.0, pytest.approx(found.difference.high))
-    assert found.word == "B better"
+    # four pairs: an exact test's two-sided p cannot go below 2/16, so no word, and why
+    assert found.word == "no difference detected"
+    assert found.out_of_reach(0.025) == "4 pairs: the smallest one-sided p is 0.062"
 
 
 def test_a_continuous_comparison_of_runs_that_learned_and_stalled_says_it_is_two_valued(

@@ -94,7 +94,7 @@ def test_a_single_run_checks_the_format_only(sweep_config, capsys):
         ConfigCheck().on_run_start(sweep_config(bad, multirun=False))
     assert capsys.readouterr().err == (
         "error: hypotheses.deep_pre_beats_post_without_warmup.predicted='maybe': unknown; allowed: "
-        "A better or B better\n"
+        "A better, B better or equivalent\n"
     )
 
 
