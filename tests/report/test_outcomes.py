@@ -1,17 +1,21 @@
 """Outcomes in the report of a hand-made sweep whose numbers are chosen: every run is
 counted (a diverged run did not learn), a rate's interval is Clopper–Pearson's, two rates
-are compared by Boschloo's exact test (scipy's to 1e-12), a continuous metric with
-diverged runs is judged only where the rule scores them, and a sweep's hypotheses share
-Holm's correction."""
+are compared by Boschloo's exact test (scipy's to 1e-12) and Newcombe's interval
+(statsmodels'), a continuous metric with diverged runs is judged only where the rule
+scores them, and a sweep's hypotheses share Holm's correction (statsmodels')."""
+
+import math
 
 import pytest
 from scipy import stats
 from statsmodels.stats.multitest import multipletests
+from statsmodels.stats.power import NormalIndPower
+from statsmodels.stats.proportion import confint_proportions_2indep, proportion_effectsize
 
 from transformer_lab.report import main
 from transformer_lab.report.comparisons import compare, pairing_cell
 from transformer_lab.report.family import holm
-from transformer_lab.report.proportions import RateDifference, rate_interval
+from transformer_lab.report.proportions import RateDifference, boschloo_greater, rate_interval
 from transformer_lab.report.sweep import load_sweep
 from transformer_lab.report.verdicts import judge_all, read_hypotheses
 
@@ -172,3 +176,27 @@ def test_a_continuous_comparison_of_runs_that_learned_and_stalled_says_it_is_two
     )
     counts = compare(sweep, "outcome/learned", "optim.warmup_steps", ("0", "100"), [])
     assert not counts.two_valued and pairing_cell(counts) == "learned 1/3 vs 3/3"
+
+
+@pytest.mark.parametrize(("k_a", "n_a", "k_b", "n_b"), [(5, 5, 0, 6), (1, 3, 3, 3), (2, 4, 1, 4)])
+def test_newcombes_interval_and_the_power_of_two_rates_are_statsmodels(k_a, n_a, k_b, n_b):
+    found = RateDifference(k_a, n_a, k_b, n_b)
+    newcombe = confint_proportions_2indep(k_a, n_a, k_b, n_b, method="newcomb")
+    assert found.interval == pytest.approx(newcombe, abs=1e-15)
+    h = abs(proportion_effectsize(k_a / n_a, k_b / n_b))
+    for alpha, two_sided in ((0.05, True), (0.05 / 6, False)):
+        solved = NormalIndPower().solve_power(
+            h, None, alpha, 0.8, alternative="two-sided" if two_sided else "larger"
+        )
+        floor = found.seeds_to_reach(alpha / (2 if two_sided else 1))  # n/n against 0/n
+        # statsmodels' solver gives NaN for 5/5 against 0/6 (h = pi): the floor answers
+        by_power = math.ceil(solved) if math.isfinite(solved) else 0
+        assert found.seeds_for_power(alpha, two_sided).seeds == max(3, floor, by_power)
+
+
+def test_boschloo_can_reach_a_level_from_the_runs_at_which_n_of_n_against_0_of_n_does():
+    # Boschloo's p of n/n against 0/n is 4^-n: 3 runs reach 0.016, 4 reach 0.0039
+    assert [boschloo_greater(n, n, 0, n) for n in (3, 4)] == pytest.approx([1 / 64, 1 / 256])
+    assert RateDifference.seeds_to_reach(0.025) == 3
+    assert RateDifference.seeds_to_reach(0.05 / 3 / 4) == 4  # warmup's first look, 2 rules
+    assert RateDifference(4, 4, 0, 4).smallest_p == pytest.approx(1 / 256)
