@@ -8,7 +8,6 @@ import math
 
 import pytest
 from scipy import stats
-from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.power import NormalIndPower
 from statsmodels.stats.proportion import confint_proportions_2indep, proportion_effectsize
 
@@ -105,15 +104,6 @@ def test_a_continuous_metric_with_diverged_runs_is_judged_only_where_the_rule_sc
     p = scipy_p(with_warmup, values, "samples", "greater")
     assert scored.p == pytest.approx(p, abs=1e-12) and p == 1 / 32  # 5 pairs, all above
     assert scored.comparison.difference.n_a == 5
-
-
-def test_holm_adjusts_four_p_values_as_by_hand_and_as_statsmodels():
-    # sorted 0.005, 0.01, 0.03, 0.04 -> 4 x 0.005, 3 x 0.01, 2 x 0.03, max(1 x 0.04, 0.06)
-    assert holm([0.01, 0.04, 0.03, 0.005]) == pytest.approx([0.03, 0.06, 0.06, 0.02])
-    assert holm([0.5, 0.9]) == pytest.approx([1.0, 1.0])  # never above 1
-    assert holm([]) == []
-    family = [0.0005, 1.0, 1 / 32, 1.0, 1.0, 0.97]  # the sweep below: 3 rules, both ways
-    assert holm(family) == list(multipletests(family, method="holm")[1])
 
 
 def test_the_family_is_corrected_together_and_printed_raw_and_adjusted(tmp_path):

@@ -19,13 +19,22 @@ bundled hypotheses are judged together once more across sweeps (:mod:`.lab`).
 
 from collections.abc import Sequence
 
-from statsmodels.stats.multitest import multipletests
-
 
 def holm(p_values: Sequence[float]) -> list[float]:
-    """Holm's adjusted p-values, in the order given (statsmodels' ``multipletests(method=
-    "holm")``): the i-th smallest p times (m - i + 1), never below an earlier one's, at
-    most 1; a hypothesis is rejected at level a when its adjusted p-value is at most a."""
-    if not p_values:
-        return []
-    return [float(p) for p in multipletests(list(p_values), method="holm")[1]]
+    """Holm's adjusted p-values, in the order given: the i-th smallest p times (m - i + 1),
+    never below an earlier one's, at most 1; a hypothesis is rejected at level a when its
+    adjusted p-value is at most a.
+
+    The numbers are statsmodels' ``multipletests(method="holm")`` (pinned by
+    tests/report/test_family.py on random families), written out here on purpose:
+    statsmodels' Holm branch calls ``gc.collect()`` on every call (statsmodels PR #8671,
+    closed unmerged), 0.2 s in a process that has torch loaded, and the lab adjusts a
+    family at every look of a sequential sweep and in every simulated sweep of its
+    error-rate test."""
+    m = len(p_values)
+    adjusted = [1.0] * m
+    running = 0.0
+    for rank, i in enumerate(sorted(range(m), key=lambda j: p_values[j])):
+        running = max(running, min(1.0, (m - rank) * p_values[i]))
+        adjusted[i] = running
+    return adjusted
