@@ -29,13 +29,15 @@ def scipy_p(a, b, permutation_type: str, alternative: str) -> float:
 
 def hand_made_job(sweep, overrides: dict, metrics: dict, curves: dict | None = None, config=""):
     """A finished job folder as the CLI leaves it, with just the files the report reads:
-    ``.hydra/overrides.yaml``, ``metrics.json``, the TensorBoard ``curves``
-    ``{tag: [(step, value), ...]}`` and ``config_resolved.yaml`` (``config``, YAML)."""
+    ``.hydra/overrides.yaml`` and ``.hydra/config.yaml``, ``metrics.json``, the TensorBoard
+    ``curves`` ``{tag: [(step, value), ...]}`` and ``config_resolved.yaml`` (``config``,
+    YAML)."""
     job = sweep / ",".join(f"{k}={v}" for k, v in overrides.items()).replace("/", ".")
     (job / ".hydra").mkdir(parents=True)
     (job / ".hydra" / "overrides.yaml").write_text(
         "".join(f"- {k}={v}\n" for k, v in overrides.items())
     )
+    (job / ".hydra" / "config.yaml").write_text(config or "{}\n")
     (job / "metrics.json").write_text(json.dumps({"train_seconds": 1.0, **metrics}))
     if config:
         (job / "config_resolved.yaml").write_text(config)

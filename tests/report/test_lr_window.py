@@ -43,6 +43,7 @@ def make_job(sweep, norm, lr, schedule, seed, result) -> None:
     (job / ".hydra" / "overrides.yaml").write_text(
         "".join(f"- {k}={v}\n" for k, v in overrides.items())
     )
+    (job / ".hydra" / "config.yaml").write_text("{}\n")
     if result == FAILED:
         (job / "failed.json").write_text(json.dumps({"error": "ConfigError", "message": "bad"}))
         return

@@ -16,7 +16,10 @@ configuration), and figures: the validation-loss curves grouped by ``model.norm`
 exact-match accuracy against length, and the gradient norm by layer at initialisation per
 norm placement. It groups by whichever overrides vary, so it works on any sweep; jobs that
 have not finished (still running, killed, failed) are listed, and the finished ones still
-reported. A hypothesis the sweep cannot evaluate gets one line and exit status 2.
+reported; jobs and values it cannot trust (a damaged record, no config, other code, a
+metric that is not a number) are left out, each named (*Left out*). A hypothesis the sweep
+cannot evaluate, or jobs that ran different arithmetic (torch version, processor, threads:
+``--allow-mixed-arithmetic`` to compare them anyway), get one line and exit status 2.
 """
 
 import argparse
@@ -28,13 +31,20 @@ from omegaconf import OmegaConf
 
 from transformer_lab.config.validation import ConfigError
 from transformer_lab.console import quiet_library_notices
-from transformer_lab.report.comparisons import comparisons_section
+from transformer_lab.report.arithmetic import MixedArithmetic, check_arithmetic
+from transformer_lab.report.comparisons import PRIMARY_METRICS, comparisons_section
 from transformer_lab.report.figures import FIGURES
+from transformer_lab.report.inputs import missing_metrics, other_code
 from transformer_lab.report.lengths import length_table
 from transformer_lab.report.lr_window import best_lr_table, lr_heatmaps
 from transformer_lab.report.provenance import provenance_section
 from transformer_lab.report.sweep import NotASweep, Sweep, group_runs, load_sweep
-from transformer_lab.report.table import configuration_table, output_change_table, stability_table
+from transformer_lab.report.table import (
+    TABLE_METRICS,
+    configuration_table,
+    output_change_table,
+    stability_table,
+)
 from transformer_lab.report.tensorboard import write_tensorboard
 from transformer_lab.report.verdicts import (
     Verdict,
@@ -44,6 +54,7 @@ from transformer_lab.report.verdicts import (
 )
 from transformer_lab.runs.order import natural_key
 from transformer_lab.sweep.hypotheses import as_text
+from transformer_lab.training.metric_names import STABILITY_METRICS
 
 INTERVALS = (
     "A cell reads `mean [low, high] n=k`: the mean over the k runs of the configuration and "
@@ -77,11 +88,13 @@ def _replicates(sweep: Sweep) -> str:
 
 
 def render(
-    sweep: Sweep, target: float, verdicts: Sequence[Verdict] = ()
+    sweep: Sweep, target: float, verdicts: Sequence[Verdict] = (), warnings: Sequence[str] = ()
 ) -> tuple[str, list[tuple[str, str]]]:
-    """``report.md`` of ``sweep`` (with the ``verdicts`` on its hypotheses) and its figures
-    ``[(caption, file)]``, which it writes into the sweep folder on the way."""
-    lines = [*_summary(sweep, verdicts), *_final_metrics(sweep, target), *_stability(sweep)]
+    """``report.md`` of ``sweep`` (with the ``verdicts`` on its hypotheses, and the
+    ``warnings`` at the top) and its figures ``[(caption, file)]``, which it writes into the
+    sweep folder on the way."""
+    lines = [*_summary(sweep, verdicts, warnings), *_left_out_inputs(sweep, verdicts)]
+    lines += [*hypotheses_section(verdicts), *_final_metrics(sweep, target), *_stability(sweep)]
     lines += comparisons_section(sweep)
     lines += _length_generalization(sweep)
     lr_window, heatmaps = _lr_window(sweep, target)
@@ -91,15 +104,38 @@ def render(
     return "\n".join(lines) + "\n", heatmaps + figures
 
 
-def _summary(sweep: Sweep, verdicts: Sequence[Verdict]) -> list[str]:
-    """The title, what the sweep ran and varied, and the verdicts on its hypotheses."""
+def _summary(sweep: Sweep, verdicts: Sequence[Verdict], warnings: Sequence[str]) -> list[str]:
+    """The title, what the sweep ran and varied, and what the reader must know first."""
     keys = ", ".join(f"`{k}`" for k in sweep.config_keys) or "nothing (one configuration)"
+    left = len({item.job for item in sweep.left_out if item.metric is None})
+    jobs = f"{len(sweep.runs) + len(sweep.pruned) + left} jobs, {len(sweep.finished)} finished"
+    jobs += f", {left} left out (*Left out*)" if left else ""
     return [
         f"# Sweep report: {sweep.path.name}",
         "",
-        f"{len(sweep.runs)} jobs, {len(sweep.finished)} finished; configurations differ by "
-        f"{keys}; {_replicates(sweep)}.",
-        *hypotheses_section(verdicts),
+        f"{jobs}; configurations differ by {keys}; {_replicates(sweep)}.",
+        *(line for warning in warnings for line in ("", warning)),
+    ]
+
+
+def _left_out_inputs(sweep: Sweep, verdicts: Sequence[Verdict]) -> list[str]:
+    """The jobs and values the statistics leave out, each named: what :mod:`.inputs` left
+    out on reading, and the metrics a run lacks that its configuration's others have."""
+    watched = {*TABLE_METRICS, *PRIMARY_METRICS, *STABILITY_METRICS}
+    watched |= {v.hypothesis.metric for v in verdicts}
+    items = [*sweep.left_out, *missing_metrics(sweep.configurations(), watched)]
+    if not items:
+        return []
+    return [
+        "",
+        "## Left out",
+        "",
+        f"{len(items)} input{'s' * (len(items) > 1)} the statistics below do not use, "
+        "each named: a job's whole runs where its record is damaged, its config is missing "
+        "or it ran other code than the sweep's; one metric of a run where that value is not "
+        "a number or missing.",
+        "",
+        *(item.line for item in items),
     ]
 
 
@@ -229,17 +265,30 @@ def _settings(sweep: Sweep, key: str) -> str:
     return ", ".join(sorted(values, key=natural_key))
 
 
-def write_report(path: Path, target: float = 0.9, replicate_key: str = "seed") -> Path:
-    """Write the report of the sweep in ``path``; NotASweep or a ConfigError (a hypothesis
-    the sweep cannot evaluate) before anything is written."""
-    sweep = load_sweep(path, replicate_key)
+def write_report(
+    path: Path,
+    target: float = 0.9,
+    replicate_key: str = "seed",
+    allow_mixed_code: bool = False,
+    allow_mixed_arithmetic: bool = False,
+) -> Path:
+    """Write the report of the sweep in ``path``; NotASweep, MixedArithmetic or a
+    ConfigError (a hypothesis the sweep cannot evaluate) before anything is written."""
+    sweep = load_sweep(path, replicate_key, allow_mixed_code)
     if not sweep.finished:
+        left = f", {len(sweep.left_out)} inputs left out" if sweep.left_out else ""
         raise NotASweep(
-            f"{path}: none of its {len(sweep.runs)} jobs has finished yet (no metrics.json); "
-            "nothing to report"
+            f"{path}: none of its {len(sweep.runs)} jobs has finished yet (no metrics.json"
+            f"{left}); nothing to report"
+        )
+    warnings = [check_arithmetic(sweep, allow_mixed_arithmetic)]
+    if allow_mixed_code and other_code(sweep.finished, sweep.environments):
+        warnings.append(
+            "**The jobs ran different code**, compared anyway (--allow-mixed-code): see "
+            "*Code and versions*."
         )
     verdicts = judge_sweep(sweep, read_hypotheses(sweep))
-    text, figures = render(sweep, target, verdicts)
+    text, figures = render(sweep, target, verdicts, [w for w in warnings if w])
     report = path / "report.md"
     report.write_text(text)
     sections = text.split("\n## ")
@@ -261,11 +310,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--replicate-key", default="seed", help="the override whose runs are averaged (seed)"
     )
+    parser.add_argument(
+        "--allow-mixed-code",
+        action="store_true",
+        help="keep jobs that ran other code than most of the sweep's in the statistics",
+    )
+    parser.add_argument(
+        "--allow-mixed-arithmetic",
+        action="store_true",
+        help="compare jobs that ran different torch versions, processors or thread counts",
+    )
     args = parser.parse_args(argv)
     quiet_library_notices()
     try:
-        report = write_report(args.sweep, args.target, args.replicate_key)
-    except (NotASweep, ConfigError) as error:
+        report = write_report(
+            args.sweep,
+            args.target,
+            args.replicate_key,
+            args.allow_mixed_code,
+            args.allow_mixed_arithmetic,
+        )
+    except (NotASweep, MixedArithmetic, ConfigError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     print(report.read_text())  # the tables, readable in the terminal too
