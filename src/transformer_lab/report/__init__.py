@@ -38,6 +38,7 @@ from transformer_lab.report.inputs import missing_metrics, other_code
 from transformer_lab.report.lengths import length_table
 from transformer_lab.report.lr_window import best_lr_table, lr_heatmaps
 from transformer_lab.report.provenance import provenance_section
+from transformer_lab.report.rule import changed_rule
 from transformer_lab.report.sweep import NotASweep, Sweep, group_runs, load_sweep
 from transformer_lab.report.table import (
     TABLE_METRICS,
@@ -47,10 +48,12 @@ from transformer_lab.report.table import (
 )
 from transformer_lab.report.tensorboard import write_tensorboard
 from transformer_lab.report.verdicts import (
+    SequentialRecordDamaged,
     Verdict,
     hypotheses_section,
     judge_sweep,
     read_hypotheses,
+    sequential_design,
 )
 from transformer_lab.runs.order import natural_key
 from transformer_lab.sweep.hypotheses import as_text
@@ -88,13 +91,19 @@ def _replicates(sweep: Sweep) -> str:
 
 
 def render(
-    sweep: Sweep, target: float, verdicts: Sequence[Verdict] = (), warnings: Sequence[str] = ()
+    sweep: Sweep,
+    target: float,
+    verdicts: Sequence[Verdict] = (),
+    warnings: Sequence[str] = (),
+    rule: tuple[str | None, str | None] = (None, None),
 ) -> tuple[str, list[tuple[str, str]]]:
-    """``report.md`` of ``sweep`` (with the ``verdicts`` on its hypotheses, and the
-    ``warnings`` at the top) and its figures ``[(caption, file)]``, which it writes into the
-    sweep folder on the way."""
+    """``report.md`` of ``sweep`` (with the ``verdicts`` on its hypotheses, the
+    ``warnings`` at the top, and whether the ``rule`` changed after the runs or could not be
+    checked, :func:`.rule.changed_rule`) and its figures ``[(caption, file)]``, which it
+    writes into the sweep folder on the way."""
     lines = [*_summary(sweep, verdicts, warnings), *_left_out_inputs(sweep, verdicts)]
-    lines += [*hypotheses_section(verdicts), *_final_metrics(sweep, target), *_stability(sweep)]
+    lines += [*hypotheses_section(verdicts, *rule), *_final_metrics(sweep, target)]
+    lines += _stability(sweep)
     lines += comparisons_section(sweep)
     lines += _length_generalization(sweep)
     lr_window, heatmaps = _lr_window(sweep, target)
@@ -287,8 +296,11 @@ def write_report(
             "**The jobs ran different code**, compared anyway (--allow-mixed-code): see "
             "*Code and versions*."
         )
-    verdicts = judge_sweep(sweep, read_hypotheses(sweep))
-    text, figures = render(sweep, target, verdicts, [w for w in warnings if w])
+    hypotheses = read_hypotheses(sweep)
+    sequential = sequential_design(sweep)
+    rule = changed_rule(sweep, sequential and sequential[0]) if hypotheses else (None, None)
+    verdicts = judge_sweep(sweep, hypotheses, sequential)
+    text, figures = render(sweep, target, verdicts, [w for w in warnings if w], rule)
     report = path / "report.md"
     report.write_text(text)
     sections = text.split("\n## ")
@@ -330,7 +342,7 @@ def main(argv: list[str] | None = None) -> int:
             args.allow_mixed_code,
             args.allow_mixed_arithmetic,
         )
-    except (NotASweep, MixedArithmetic, ConfigError) as error:
+    except (NotASweep, MixedArithmetic, SequentialRecordDamaged, ConfigError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     print(report.read_text())  # the tables, readable in the terminal too

@@ -185,15 +185,26 @@ def judge_all(
     ]
 
 
+class SequentialRecordDamaged(ValueError):
+    """``sequential.json`` does not parse: no verdict can be given without its design."""
+
+
 def sequential_design(sweep: Sweep) -> tuple[SequentialDesign, list[str]] | None:
     """The design of a sequential sweep and its seeds in order, from ``sequential.json``."""
     path = sweep.path / FILE
     if not path.is_file():
         return None
-    record = json.loads(path.read_text())
-    design = SequentialDesign(
-        record["first"], record["budget"], record["level"], record["first_seed"]
-    )
+    try:
+        record = json.loads(path.read_text())
+        design = SequentialDesign(
+            record["first"], record["budget"], record["level"], record["first_seed"]
+        )
+    except (ValueError, KeyError, TypeError) as error:  # ConfigError too: a value out of range
+        raise SequentialRecordDamaged(
+            f"{path} is damaged ({type(error).__name__}): the sweep's looks and their levels "
+            "are unknown; allowed: the file the sweeper wrote (the same command writes it "
+            "again when it continues the sweep)"
+        ) from error
     return design, [str(seed) for seed in design.seeds]
 
 
@@ -223,11 +234,15 @@ def judge_looks(
     return [verdicts[h.id] for h in hypotheses]
 
 
-def judge_sweep(sweep: Sweep, hypotheses: Sequence[Hypothesis]) -> list[Verdict]:
-    """The sweep's verdicts: at its looks if it is sequential, else at once."""
+def judge_sweep(
+    sweep: Sweep,
+    hypotheses: Sequence[Hypothesis],
+    sequential: tuple[SequentialDesign, list[str]] | None = None,
+) -> list[Verdict]:
+    """The sweep's verdicts: at the looks of its ``sequential`` design
+    (:func:`sequential_design`) if it has one, else at once."""
     if not hypotheses:
         return []
-    sequential = sequential_design(sweep)
     if sequential is None:
         return judge_all(sweep, hypotheses)
     return judge_looks(sweep, hypotheses, *sequential)
@@ -320,9 +335,12 @@ VERDICTS = (
 )
 
 
-def hypotheses_section(verdicts: Sequence[Verdict], changed_rule: str | None = None) -> list[str]:
+def hypotheses_section(
+    verdicts: Sequence[Verdict], changed_rule: str | None = None, unchecked: str | None = None
+) -> list[str]:
     """The report's first section: a bullet per verdict (none without hypotheses); every
-    verdict exploratory where the rule changed after the runs (``changed_rule`` says how)."""
+    verdict exploratory where the rule changed after the runs (``changed_rule`` says how),
+    and why that could not be checked (``unchecked``)."""
     if not verdicts:
         return []
     first = verdicts[0]
@@ -344,7 +362,7 @@ def hypotheses_section(verdicts: Sequence[Verdict], changed_rule: str | None = N
         "## Hypotheses",
         *warning,
         "",
-        f"{VERDICTS}{looks}",
+        f"{VERDICTS}{looks}" + (f" {unchecked}" if unchecked else ""),
         "",
         *(line for verdict in verdicts for line in verdict_lines(verdict, bool(changed_rule))),
     ]

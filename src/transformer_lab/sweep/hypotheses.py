@@ -39,9 +39,11 @@ not vary, a value it does not run, a direction other than the two. The sweep's
 exists, and the report again on a folder made before (or by hand).
 """
 
+import hashlib
+import json
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
@@ -324,3 +326,19 @@ def check_outcome(cfg: DictConfig) -> None:
     if rule.metric not in reported:
         allowed = ", ".join(sorted(m for m in reported if m in FRACTION_METRICS))
         raise InvalidSetting("outcome.metric", rule.metric, "the run does not report it", allowed)
+
+
+def rule_hash(
+    hypotheses: Iterable[Hypothesis], outcome: OutcomeRule, design: dict | None = None
+) -> str:
+    """A fingerprint of the rule a sweep is judged by: its hypotheses (in id order, as
+    parsed, so that ``model/norm`` and ``model.norm`` are one rule), its runs' outcome
+    rule and a sequential sweep's ``design`` (looks and level). The sweep records it when it
+    starts (``sweep.json``); the report compares it with the rule its jobs ran with."""
+    rule = {
+        "hypotheses": [asdict(h) for h in sorted(hypotheses, key=lambda h: h.id)],
+        "outcome": asdict(outcome),
+        "design": design,
+    }
+    text = json.dumps(rule, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
