@@ -258,6 +258,13 @@ def test_each_hypothesis_gets_its_verdict_with_its_numbers_at_the_top(tmp_path, 
         "exact sign-flip test (all 256 sign assignments): one-sided p = 0.0039 (other "
         "direction 1), Holm-adjusted 0.031 (1) of 8 tests against 0.05; predicted: A better."
     ) in verdicts
+    # the comparisons row of the same pair says what the hypotheses made of it
+    _, body = table(section(report, "Paired comparisons").split("### `model.norm`")[1])
+    [row] = [r for r in body if r[:4] == ["constant", "post", "pre", "val/seq_acc_auc"]]
+    assert row[6] == (
+        "**B better**; hypothesis `pre_learns_faster`: supported; hypothesis "
+        "`post_learns_faster`: contradicted"
+    )
     # post_learns_faster is the same comparison the other way round: contradicted
     assert judged[1].p_other == p and judged[1].adjusted_other == pytest.approx(8 * p)
     inconclusive = judged[2]

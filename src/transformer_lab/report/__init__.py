@@ -104,7 +104,7 @@ def render(
     lines = [*_summary(sweep, verdicts, warnings), *_left_out_inputs(sweep, verdicts)]
     lines += [*hypotheses_section(verdicts, *rule), *_final_metrics(sweep, target)]
     lines += _stability(sweep)
-    lines += comparisons_section(sweep)
+    lines += comparisons_section(sweep, verdicts)
     lines += _length_generalization(sweep)
     lr_window, heatmaps = _lr_window(sweep, target)
     lines += [*lr_window, *_left_out(sweep), *provenance_section(sweep)]
@@ -216,7 +216,10 @@ def _lr_window(sweep: Sweep, target: float) -> tuple[list[str], list[tuple[str, 
         "## Learning-rate window",
         "",
         "Best learning rate per configuration: the highest mean final `val/seq_acc` "
-        "over its runs, a diverged run counting as 0.",
+        "over its runs, a diverged run counting as 0; rates that share it (to three places) "
+        "are a tie, named as one, with no best among them. The highest mean describes the "
+        "runs; which differences the seeds show is for *Paired comparisons* and "
+        "*Hypotheses* to say.",
         "",
         best_lrs,
     ]

@@ -24,6 +24,7 @@ difference observed, or why this design cannot (3 pairs: the smallest two-sided 
 """
 
 import itertools
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from transformer_lab.report.proportions import RateDifference
@@ -273,9 +274,28 @@ def _metrics(finished: list[Run]) -> list[str]:
     return [LEARNED, *metrics] if len(outcomes) > 1 else metrics
 
 
-def comparison_tables(sweep: Sweep) -> list[tuple[str, str]]:
+def _judged_by(
+    judged: Sequence, key: str, pair: tuple[str, str], fixed: Settings, metric: str
+) -> list:
+    """The verdicts (of ``judged``, :class:`~.verdicts.Verdict`) on the rules that compare
+    this row: the same key, values, metric and held keys."""
+    found = []
+    for verdict in judged:
+        h = verdict.hypothesis
+        same_values = all(any(same_value(v, p) for p in pair) for v in h.values)
+        held = dict(h.fixed)
+        same_fixed = len(held) == len(fixed) and all(
+            k in held and same_value(held[k], v) for k, v in fixed
+        )
+        if h.key == key and h.metric == metric and same_values and same_fixed:
+            found.append(verdict)
+    return found
+
+
+def comparison_tables(sweep: Sweep, judged: Sequence = ()) -> list[tuple[str, str]]:
     """``[(key, markdown table)]``: per swept key, a row per pair of its values, per
-    combination of the other keys and per primary metric the runs report."""
+    combination of the other keys and per primary metric the runs report; a row a
+    hypothesis judges (of the verdicts ``judged``) names its verdict."""
     finished = sweep.finished
     metrics = _metrics(finished)
     tables = []
@@ -290,7 +310,11 @@ def comparison_tables(sweep: Sweep) -> list[tuple[str, str]]:
                     found = compare(sweep, metric, key, (a, b), fixed)
                     if not (found.a and found.b):
                         continue
-                    cells = [difference_cell(found), pairing_cell(found), word_cell(found)]
+                    word = word_cell(found) + "".join(
+                        f"; hypothesis `{v.hypothesis.id}`: {v.word}"
+                        for v in _judged_by(judged, key, (a, b), fixed, metric)
+                    )
+                    cells = [difference_cell(found), pairing_cell(found), word]
                     rows.append([*others, a, b, metric, *cells])
         if rows:
             header = [*rest, "A", "B", "metric", "A − B [95% CI]", "interval of", "verdict"]
@@ -298,9 +322,9 @@ def comparison_tables(sweep: Sweep) -> list[tuple[str, str]]:
     return tables
 
 
-def comparisons_section(sweep: Sweep) -> list[str]:
-    """The report's section, its tables under a heading per key; one line when every
-    configuration ran once."""
+def comparisons_section(sweep: Sweep, judged: Sequence = ()) -> list[str]:
+    """The report's section, its tables under a heading per key (the rows the ``judged``
+    hypotheses compare name their verdicts); one line when every configuration ran once."""
     if not sweep.config_keys:
         return []
     lines = ["", "## Paired comparisons", ""]
@@ -313,6 +337,6 @@ def comparisons_section(sweep: Sweep) -> list[str]:
         )
         return lines
     lines.append(COMPARISONS)
-    for key, table in comparison_tables(sweep):
+    for key, table in comparison_tables(sweep, judged):
         lines += ["", f"### `{key}`", "", table]
     return lines
