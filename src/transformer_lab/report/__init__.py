@@ -31,15 +31,17 @@ from omegaconf import OmegaConf
 
 from transformer_lab.config.validation import ConfigError
 from transformer_lab.console import quiet_library_notices
-from transformer_lab.report.arithmetic import MixedArithmetic, check_arithmetic
+from transformer_lab.report.arithmetic import MixedArithmetic
 from transformer_lab.report.comparisons import PRIMARY_METRICS, comparisons_section
+from transformer_lab.report.data import load_runs as load_runs  # the documented API
+from transformer_lab.report.data import write_data
 from transformer_lab.report.figures import FIGURES
-from transformer_lab.report.inputs import missing_metrics, other_code
+from transformer_lab.report.inputs import missing_metrics
+from transformer_lab.report.judgement import Judgement, judge
 from transformer_lab.report.lengths import length_table
 from transformer_lab.report.lr_window import best_lr_table, lr_heatmaps
 from transformer_lab.report.provenance import provenance_section
-from transformer_lab.report.rule import changed_rule
-from transformer_lab.report.sweep import NotASweep, Sweep, group_runs, load_sweep
+from transformer_lab.report.sweep import NotASweep, Sweep, group_runs
 from transformer_lab.report.table import (
     TABLE_METRICS,
     configuration_table,
@@ -51,9 +53,6 @@ from transformer_lab.report.verdicts import (
     SequentialRecordDamaged,
     Verdict,
     hypotheses_section,
-    judge_sweep,
-    read_hypotheses,
-    sequential_design,
 )
 from transformer_lab.runs.order import natural_key
 from transformer_lab.sweep.hypotheses import as_text
@@ -90,21 +89,15 @@ def _replicates(sweep: Sweep) -> str:
     return f"each configuration ran once, so there is no spread over {key}"
 
 
-def render(
-    sweep: Sweep,
-    target: float,
-    verdicts: Sequence[Verdict] = (),
-    warnings: Sequence[str] = (),
-    rule: tuple[str | None, str | None] = (None, None),
-) -> tuple[str, list[tuple[str, str]]]:
-    """``report.md`` of ``sweep`` (with the ``verdicts`` on its hypotheses, the
-    ``warnings`` at the top, and whether the ``rule`` changed after the runs or could not be
-    checked, :func:`.rule.changed_rule`) and its figures ``[(caption, file)]``, which it
+def render(judged: Judgement) -> tuple[str, list[tuple[str, str]]]:
+    """``report.md`` of a judged sweep and its figures ``[(caption, file)]``, which it
     writes into the sweep folder on the way."""
-    lines = [*_summary(sweep, verdicts, warnings), *_left_out_inputs(sweep, verdicts)]
+    sweep, target, verdicts = judged.sweep, judged.target, judged.verdicts
+    lines = [*_summary(sweep, verdicts, judged.warnings), *_left_out_inputs(sweep, verdicts)]
+    rule = judged.changed_rule, judged.unchecked_rule
     lines += [*hypotheses_section(verdicts, *rule), *_final_metrics(sweep, target)]
     lines += _stability(sweep)
-    lines += comparisons_section(sweep, verdicts)
+    lines += comparisons_section(sweep, judged.rows)
     lines += _length_generalization(sweep)
     lr_window, heatmaps = _lr_window(sweep, target)
     lines += [*lr_window, *_left_out(sweep), *provenance_section(sweep)]
@@ -284,28 +277,15 @@ def write_report(
     allow_mixed_code: bool = False,
     allow_mixed_arithmetic: bool = False,
 ) -> Path:
-    """Write the report of the sweep in ``path``; NotASweep, MixedArithmetic or a
-    ConfigError (a hypothesis the sweep cannot evaluate) before anything is written."""
-    sweep = load_sweep(path, replicate_key, allow_mixed_code)
-    if not sweep.finished:
-        left = f", {len(sweep.left_out)} inputs left out" if sweep.left_out else ""
-        raise NotASweep(
-            f"{path}: none of its {len(sweep.runs)} jobs has finished yet (no metrics.json"
-            f"{left}); nothing to report"
-        )
-    warnings = [check_arithmetic(sweep, allow_mixed_arithmetic)]
-    if allow_mixed_code and other_code(sweep.finished, sweep.environments):
-        warnings.append(
-            "**The jobs ran different code**, compared anyway (--allow-mixed-code): see "
-            "*Code and versions*."
-        )
-    hypotheses = read_hypotheses(sweep)
-    sequential = sequential_design(sweep)
-    rule = changed_rule(sweep, sequential and sequential[0]) if hypotheses else (None, None)
-    verdicts = judge_sweep(sweep, hypotheses, sequential)
-    text, figures = render(sweep, target, verdicts, [w for w in warnings if w], rule)
+    """Write the report of the sweep in ``path``: ``report.md`` and its figures,
+    ``report.json`` and ``runs.csv`` (:mod:`.data`) and the TensorBoard run ``report``;
+    NotASweep, MixedArithmetic or a ConfigError (a hypothesis the sweep cannot evaluate)
+    before anything is written."""
+    judged = judge(path, target, replicate_key, allow_mixed_code, allow_mixed_arithmetic)
+    text, figures = render(judged)
     report = path / "report.md"
     report.write_text(text)
+    write_data(judged)
     sections = text.split("\n## ")
     tables = "\n## ".join(s for s in sections if not s.startswith("Figures"))  # images instead
     write_tensorboard(path, tables, figures)

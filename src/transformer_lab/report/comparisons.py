@@ -292,39 +292,66 @@ def _judged_by(
     return found
 
 
-def comparison_tables(sweep: Sweep, judged: Sequence = ()) -> list[tuple[str, str]]:
-    """``[(key, markdown table)]``: per swept key, a row per pair of its values, per
-    combination of the other keys and per primary metric the runs report; a row a
-    hypothesis judges (of the verdicts ``judged``) names its verdict."""
+@dataclass(frozen=True)
+class Row:
+    """One row of the comparisons: ``key`` at ``a`` against ``b`` with the other keys at
+    ``fixed``, on ``metric``, and the verdicts of the rules that compare the same."""
+
+    key: str
+    fixed: Settings
+    a: str
+    b: str
+    metric: str
+    comparison: Comparison
+    judged: list
+
+
+def comparison_rows(sweep: Sweep, judged: Sequence = ()) -> list[Row]:
+    """Per swept key, a row per pair of its values, per combination of the other keys and
+    per primary metric the runs report, with the verdicts of the rules (of ``judged``)
+    that compare the same."""
     finished = sweep.finished
     metrics = _metrics(finished)
-    tables = []
+    rows = []
     for key in sweep.config_keys:
         rest = [k for k in sweep.config_keys if k != key]
         values = sorted({r.overrides.get(key, NOT_SET) for r in finished}, key=natural_key)
-        rows = []
         for others in group_runs(finished, rest):
             fixed = list(zip(rest, others, strict=True))
             for a, b in itertools.combinations(values, 2):
                 for metric in metrics:
                     found = compare(sweep, metric, key, (a, b), fixed)
-                    if not (found.a and found.b):
-                        continue
-                    word = word_cell(found) + "".join(
-                        f"; hypothesis `{v.hypothesis.id}`: {v.word}"
-                        for v in _judged_by(judged, key, (a, b), fixed, metric)
-                    )
-                    cells = [difference_cell(found), pairing_cell(found), word]
-                    rows.append([*others, a, b, metric, *cells])
+                    if found.a and found.b:
+                        verdicts = _judged_by(judged, key, (a, b), fixed, metric)
+                        rows.append(Row(key, fixed, a, b, metric, found, verdicts))
+    return rows
+
+
+def comparison_tables(sweep: Sweep, found_rows: Sequence[Row]) -> list[tuple[str, str]]:
+    """``[(key, markdown table)]`` of the ``found_rows`` (:func:`comparison_rows`), a table
+    per swept key; a row a hypothesis judges names its verdict."""
+    tables = []
+    for key in sweep.config_keys:
+        rest = [k for k in sweep.config_keys if k != key]
+        rows = []
+        for row in found_rows:
+            if row.key != key:
+                continue
+            found = row.comparison
+            word = word_cell(found) + "".join(
+                f"; hypothesis `{v.hypothesis.id}`: {v.word}" for v in row.judged
+            )
+            cells = [difference_cell(found), pairing_cell(found), word]
+            rows.append([*(v for _, v in row.fixed), row.a, row.b, row.metric, *cells])
         if rows:
             header = [*rest, "A", "B", "metric", "A − B [95% CI]", "interval of", "verdict"]
             tables.append((key, markdown(header, rows)))
     return tables
 
 
-def comparisons_section(sweep: Sweep, judged: Sequence = ()) -> list[str]:
-    """The report's section, its tables under a heading per key (the rows the ``judged``
-    hypotheses compare name their verdicts); one line when every configuration ran once."""
+def comparisons_section(sweep: Sweep, rows: Sequence[Row]) -> list[str]:
+    """The report's section, the ``rows`` (:func:`comparison_rows`) in a table per key;
+    one line when every configuration ran once."""
     if not sweep.config_keys:
         return []
     lines = ["", "## Paired comparisons", ""]
@@ -337,6 +364,6 @@ def comparisons_section(sweep: Sweep, judged: Sequence = ()) -> list[str]:
         )
         return lines
     lines.append(COMPARISONS)
-    for key, table in comparison_tables(sweep, judged):
+    for key, table in comparison_tables(sweep, rows):
         lines += ["", f"### `{key}`", "", table]
     return lines
