@@ -17,7 +17,9 @@ sees, the mean difference:
 Both are exact: every assignment is enumerated while there are at most
 :data:`RESAMPLES` of them (up to 13 pairs, or 7 against 7 runs); beyond, a Monte Carlo test
 of :data:`RESAMPLES` random assignments (seeded, so a report is the same each time), whose
-p-value (k + 1) / (RESAMPLES + 1) keeps its level at any sample size. Shifted by a margin
+p-value (k + 1) / (RESAMPLES + 1) keeps its level at any sample size (scipy's default
+9,999). What a design can reach at best, before any run, is
+:mod:`transformer_lab.sweep.design`'s. Shifted by a margin
 (``shift``), the same tests give the two one-sided tests of an equivalence (TOST): exact
 there too when the differences are symmetric about their mean (the effect is a shift).
 """
@@ -29,8 +31,10 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-RESAMPLES = 9999  # scipy's default: enumerate up to this many assignments, sample beyond
+from transformer_lab.sweep.design import RESAMPLES, seeds_to_reach, smallest_p
+
 SEED = 0  # the Monte Carlo tests' random assignments, the same in every report
+__all__ = ["RESAMPLES", "ExactTest", "permutation", "seeds_to_reach", "sign_flip", "smallest_p"]
 
 
 @dataclass(frozen=True)
@@ -100,22 +104,3 @@ def permutation(a: Sequence[float], b: Sequence[float], shift: float = 0.0) -> E
     p_greater, p_less = _both_directions(data, _mean_difference, "independent")
     arrangements = math.comb(len(x) + len(y), len(x))
     return ExactTest(p_greater, p_less, "permutation", arrangements, arrangements <= RESAMPLES)
-
-
-def smallest_p(n_a: int, n_b: int, paired: bool) -> float:
-    """The smallest one-sided p-value of the test of ``n_a`` and ``n_b`` runs (pairs: both
-    the number of pairs), before any run: what a design can reach at best."""
-    arrangements = 2**n_a if paired else math.comb(n_a + n_b, n_a)
-    return 1 / arrangements if arrangements <= RESAMPLES else 1 / (RESAMPLES + 1)
-
-
-def seeds_to_reach(alpha: float, paired: bool) -> int | None:
-    """The fewest seeds per configuration whose test can give a one-sided p-value at most
-    ``alpha`` (6 pairs for 0.025); None where no number can (below a Monte Carlo test's
-    1 / (RESAMPLES + 1))."""
-    if alpha < 1 / (RESAMPLES + 1):
-        return None
-    n = 1
-    while smallest_p(n, n, paired) > alpha:
-        n += 1
-    return n

@@ -32,10 +32,11 @@ from statsmodels.stats.proportion import confint_proportions_2indep, proportion_
 
 from transformer_lab.report.statistics import (
     CONFIDENCE,
-    MAX_SEEDS,
     Power,
     fewest_runs,
 )
+from transformer_lab.runs.outcome import LEARNED
+from transformer_lab.sweep.design import seeds_for
 
 
 def rate_interval(k: int, n: int) -> tuple[float, float]:
@@ -116,8 +117,5 @@ class RateDifference:
     @staticmethod
     def seeds_to_reach(alpha: float) -> int:
         """The fewest runs a side at which Boschloo's test can give a one-sided p-value at
-        most ``alpha`` (n/n against 0/n); past :data:`MAX_SEEDS` for none."""
-        n = 1
-        while n <= MAX_SEEDS and boschloo_greater(n, n, 0, n) > alpha:
-            n += 1
-        return n
+        most ``alpha`` (n/n against 0/n: 4^-n, :func:`~transformer_lab.sweep.design.seeds_for`)."""
+        return seeds_for(LEARNED, alpha)
