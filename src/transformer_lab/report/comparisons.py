@@ -264,6 +264,8 @@ def word_cell(comparison: Comparison) -> str:
     if unreachable:
         return f"{comparison.word} ({unreachable}, above {LEVEL / 2:g})"
     seeds = comparison.difference.seeds_for_power(LEVEL, two_sided=True)
+    if seeds is None:
+        return f"{comparison.word} (the difference observed is 0)"
     return f"{comparison.word} ({seeds_text(seeds)})"
 
 
