@@ -2,7 +2,9 @@
 
 Reads every job of a Hydra multirun (its overrides, its config, ``metrics.json``,
 TensorBoard scalars and ``norm_comparison.json``) and writes ``report.md`` plus PNG figures
-into the sweep folder, and both into the TensorBoard run ``<sweep>/report/``: first the
+into the sweep folder, and both into the TensorBoard run ``<sweep>/report/``, and the same
+results as data, ``report.json`` and ``runs.csv`` (:mod:`.data`; :func:`load_runs` gives a
+sweep's runs as a pandas DataFrame): first the
 verdict on each hypothesis the experiment stated (``supported``, ``contradicted`` or
 ``inconclusive``, with its numbers; the sweep's hypotheses judged together), then final
 metrics per configuration (how many runs learned, with the rate's exact interval; the mean
