@@ -58,12 +58,12 @@ REFUSED = [
     ),
     (
         "hypotheses.0.predicted=A worse",
-        f"{FIRST}.predicted='A worse': unknown; allowed: A better or B better",
+        f"{FIRST}.predicted='A worse': unknown; allowed: A better, B better or equivalent",
     ),
     (
         "~hypotheses.0.claim",
         "hypotheses[0].claim=None: missing; allowed: id, claim, source, metric, key, values, "
-        "fixed, predicted, diverged_value",
+        "fixed, predicted, margin, diverged_value",
     ),
     (
         "hypotheses.1.id=deep_post_needs_warmup",

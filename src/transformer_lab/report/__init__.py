@@ -112,7 +112,7 @@ def _summary(sweep: Sweep, verdicts: Sequence[Verdict], warnings: Sequence[str])
     """The title, what the sweep ran and varied, and what the reader must know first."""
     keys = ", ".join(f"`{k}`" for k in sweep.config_keys) or "nothing (one configuration)"
     left = len({item.job for item in sweep.left_out if item.metric is None})
-    jobs = f"{len(sweep.runs) + len(sweep.pruned) + left} jobs, {len(sweep.finished)} finished"
+    jobs = f"{len(sweep.runs) + left} jobs, {len(sweep.finished)} finished"  # pruned: below
     jobs += f", {left} left out (*Left out*)" if left else ""
     return [
         f"# Sweep report: {sweep.path.name}",
@@ -272,18 +272,12 @@ def _settings(sweep: Sweep, key: str) -> str:
     return ", ".join(sorted(values, key=natural_key))
 
 
-def write_report(
-    path: Path,
-    target: float = 0.9,
-    replicate_key: str = "seed",
-    allow_mixed_code: bool = False,
-    allow_mixed_arithmetic: bool = False,
-) -> Path:
-    """Write the report of the sweep in ``path``: ``report.md`` and its figures,
-    ``report.json`` and ``runs.csv`` (:mod:`.data`) and the TensorBoard run ``report``;
-    NotASweep, MixedArithmetic or a ConfigError (a hypothesis the sweep cannot evaluate)
-    before anything is written."""
-    judged = judge(path, target, replicate_key, allow_mixed_code, allow_mixed_arithmetic)
+def write_report(path: Path, **options) -> Path:
+    """Write the report of the sweep in ``path`` (``options``: :func:`.judgement.judge`'s):
+    ``report.md`` and its figures, ``report.json`` and ``runs.csv`` (:mod:`.data`) and the
+    TensorBoard run ``report``; NotASweep, MixedArithmetic or a ConfigError (a hypothesis
+    the sweep cannot evaluate) before anything is written."""
+    judged = judge(path, **options)
     text, figures = render(judged)
     report = path / "report.md"
     report.write_text(text)
@@ -322,10 +316,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         report = write_report(
             args.sweep,
-            args.target,
-            args.replicate_key,
-            args.allow_mixed_code,
-            args.allow_mixed_arithmetic,
+            target=args.target,
+            replicate_key=args.replicate_key,
+            allow_mixed_code=args.allow_mixed_code,
+            allow_mixed_arithmetic=args.allow_mixed_arithmetic,
         )
     except (NotASweep, MixedArithmetic, SequentialRecordDamaged, ConfigError) as error:
         print(f"error: {error}", file=sys.stderr)
