@@ -79,9 +79,6 @@ WARNINGS = {
     # code of the lab runs but its imports: train.cli ignores it first) and in each joblib
     # worker as soon as its job arrives (sweep/parallel.py's ParallelJobs, when unpickled)
     "launcher_schema": Notice(SCHEMA_NOTICE),
-    # statsmodels' solve_power warns on its way to the root; the answer lies between
-    # MIN_RUNS and MAX_SEEDS, checked before it searches (report/statistics.py)
-    "power_search": Notice(category="statsmodels.tools.sm_exceptions.ConvergenceWarning"),
     # scipy's t test on nearly equal values; no spread at all is told apart before
     # (report/statistics.py: _no_spread)
     "t_test_precision": Notice("Precision loss occurred", "builtins.RuntimeWarning"),

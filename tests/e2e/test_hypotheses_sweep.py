@@ -1,11 +1,17 @@
-"""A real small sweep from the command line: two learning rates x three seeds of
-experiment=smoke, under a test experiment (``--config-dir``) that states three hypotheses;
-its report's verdicts and numbers (scipy's, from the jobs' own metrics.json) and the same
-text read back from the report's TensorBoard run. A hypothesis the sweep cannot evaluate
-stops it before any folder. The basic launcher runs its jobs in the sweep's own process, so
-the commands run in the test process."""
+"""The README's worked sweep, as the README writes it (its experiment file and its command,
+read from README.md): two learning rates x six seeds of experiment=smoke under one stated
+hypothesis; its report's verdict and numbers (scipy's exact permutation test and Holm's
+adjustment, from the jobs' own metrics.json), the same text read back from the report's
+TensorBoard run, and every section agreeing with the verdict: the learning-rate window
+reports the tie the runs are in (no "best" among equals) and the paired comparison of
+the loss names the hypothesis's verdict. A hypothesis the sweep cannot evaluate stops it
+before any folder. The basic launcher runs its jobs in the sweep's own process, so the
+commands run in the test process."""
 
+import csv
 import json
+import re
+import shlex
 import statistics
 from pathlib import Path
 
@@ -17,56 +23,31 @@ from tensorboard.util.tensor_util import make_ndarray
 from transformer_lab.runs.learning_curve import read_scalars
 
 from ..command_line import python_module, run_command_here, train_command
+from ..report.conftest import scipy_p
 
 pytestmark = pytest.mark.slow
 
-EXPERIMENT = """\
-# @package _global_
-defaults:
-  - smoke
-
-optim:
-  schedule: constant    # the learning rate from the first step on
-
-hypotheses:
-  - id: large_lr_learns_sooner
-    claim: "In 20 steps a constant learning rate of 1e-2 lowers the loss more than 1e-4."
-    source: "this test"
-    metric: val/loss
-    key: optim.lr
-    values: [1e-2, 1e-4]
-    predicted: A better
-  - id: small_lr_learns_sooner
-    claim: "In 20 steps a constant learning rate of 1e-4 lowers the loss more than 1e-2."
-    source: "this test"
-    metric: val/loss
-    key: optim.lr
-    values: [1e-2, 1e-4]
-    predicted: B better
-  - id: small_lr_learns_whole_sequences
-    claim: "In 20 steps a learning rate of 1e-4 gets more sequences right than 1e-2."
-    source: "this test"
-    metric: val/seq_acc
-    key: optim.lr
-    values: [1e-4, 1e-2]
-    predicted: A better
-"""
+README = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+WORKED = README.split("## A worked sweep, with its report")[1]
+EXPERIMENT = WORKED.split("<<'YAML'\n")[1].split("\nYAML\n")[0] + "\n"
+COMMAND = shlex.split(re.search(r"^python -m transformer_lab\.train -m (.*)$", WORKED, re.M)[1])
 QUIET = ["~callbacks.progress_bar", "~callbacks.attention_maps", "~callbacks.norm_comparison"]
-SWEEP = ["optim.lr=1e-2,1e-4", "seed=0,1,2"]
 
 
 def sweep_command(root: Path, *overrides: str) -> list[str]:
-    conf = root / "conf"
+    conf = root / "my_conf"
     (conf / "experiment").mkdir(parents=True, exist_ok=True)
-    (conf / "experiment" / "lr_claims.yaml").write_text(EXPERIMENT)
-    typed = ["-m", "--config-dir", str(conf), "experiment=lr_claims", *SWEEP, *QUIET]
-    return train_command(root / "outputs", *typed, *overrides)
+    (conf / "experiment" / "lr_claim.yaml").write_text(EXPERIMENT)
+    typed = [
+        f"--config-dir={conf}" if a == "my_conf" else a for a in COMMAND if a != "--config-dir"
+    ]
+    return train_command(root / "outputs", "-m", *typed, *QUIET, *overrides)
 
 
 @pytest.fixture(scope="module")
 def reported(tmp_path_factory):
-    """``(sweep folder, report.md, its TensorBoard text)`` of the six-job sweep."""
-    root = tmp_path_factory.mktemp("hypotheses_sweep")
+    """``(sweep folder, report.md, its TensorBoard text)`` of the README's twelve jobs."""
+    root = tmp_path_factory.mktemp("readme_sweep")
     run = run_command_here(sweep_command(root), cwd=root)
     assert run.returncode == 0, run.stderr[-3000:]
     (sweep,) = (root / "outputs" / "multirun").iterdir()
@@ -78,43 +59,63 @@ def reported(tmp_path_factory):
     return sweep, (sweep / "report.md").read_text(), make_ndarray(text.tensor_proto).item().decode()
 
 
-def metrics_by_lr(sweep: Path) -> dict[str, list[dict]]:
-    """The jobs' metrics.json by learning rate, in seed order."""
-    jobs = sorted(sweep.glob("*/metrics.json"), key=lambda p: p.parent.name)
-    found: dict[str, list[dict]] = {}
-    for path in jobs:
-        lr = next(p.split("=")[1] for p in path.parent.name.split(",") if p.startswith("optim.lr"))
-        found.setdefault(lr, []).append(json.loads(path.read_text()))
-    return found
+def losses_by_lr(sweep: Path) -> dict[str, list[float]]:
+    """The jobs' final val/loss by learning rate, in seed order."""
+    found: dict[str, list[tuple[int, float]]] = {}
+    for path in sweep.glob("*/metrics.json"):
+        settings = dict(part.split("=") for part in path.parent.name.split(","))
+        loss = json.loads(path.read_text())["val/loss"]
+        found.setdefault(settings["optim.lr"], []).append((int(settings["seed"]), loss))
+    return {lr: [loss for _, loss in sorted(pairs)] for lr, pairs in found.items()}
 
 
 def section(report: str, title: str) -> str:
     return report.split(f"## {title}\n")[1].split("\n## ")[0]
 
 
-def test_each_hypothesis_gets_the_verdict_of_its_numbers(reported):
+def test_the_readme_runs_the_sweep_it_shows():
+    assert "id: large_lr_learns_sooner" in EXPERIMENT
+    assert "seed=0,1,2,3,4,5" in COMMAND and "optim.lr=1e-2,1e-4" in COMMAND
+
+
+def test_the_hypothesis_gets_the_verdict_of_its_exact_test(reported):
     sweep, report, _ = reported
     verdicts = section(report, "Hypotheses")
     assert report.index("## Hypotheses") < report.index("## Final metrics")
     assert "- **supported** `large_lr_learns_sooner`" in verdicts
-    assert "- **contradicted** `small_lr_learns_sooner`" in verdicts
-    # 20 steps get no sequence right at either rate: every difference 0, no test to make
-    assert "- **inconclusive (no spread)** `small_lr_learns_whole_sequences`" in verdicts
-    by_lr = metrics_by_lr(sweep)
-    large = [m["val/loss"] for m in by_lr["0.01"]]
-    small = [m["val/loss"] for m in by_lr["0.0001"]]
-    ci = stats.ttest_rel(large, small).confidence_interval(0.95)  # paired by seed 0, 1, 2
+    by_lr = losses_by_lr(sweep)
+    large, small = by_lr["0.01"], by_lr["0.0001"]
+    ci = stats.ttest_rel(large, small).confidence_interval(0.95)  # paired by seed 0-5
     difference = statistics.fmean(large) - statistics.fmean(small)
-    assert ci.high < 0  # the large rate's loss is lower on every reading
-    assert f"A − B {difference:+.4f} [{ci.low:+.4f}, {ci.high:+.4f}] (paired, 3 seeds)" in verdicts
-    p = stats.ttest_rel(large, small, alternative="less").pvalue  # one-sided: A's loss lower
-    assert f"one-sided t p = {p:.2g}, Holm-adjusted {min(1, 3 * p):.2g}" in verdicts
+    assert f"A − B {difference:+.4f} [{ci.low:+.4f}, {ci.high:+.4f}] (paired, 6 seeds)" in verdicts
+    p = scipy_p(large, small, "samples", "less")  # one-sided: A's loss lower
+    assert p == 1 / 64  # the large rate's loss is lower at every seed
+    assert (
+        "exact sign-flip test (all 64 sign assignments): one-sided p = 0.016 (other direction "
+        "1), Holm-adjusted 0.031 (1) of 2 tests against 0.05; predicted: A better."
+    ) in verdicts
+    shown = README.split("```\n- **supported**")[1].split("```")[0]
+    assert "n=6; B = 0.0001: " in shown and "Holm-adjusted 0.031 (1) of 2 tests" in shown
 
 
-def test_the_report_is_in_its_tensorboard_run_too(reported):
-    _, report, text = reported
+def test_every_section_agrees_with_the_verdict_and_a_tie_is_a_tie(reported):
+    _, report, _ = reported
+    window = section(report, "Learning-rate window")
+    assert "| tie: 0.0001, 0.01 (val/seq_acc 0.000 each) |" in window  # no best among equals
+    comparisons = section(report, "Paired comparisons")
+    [loss] = [line for line in comparisons.splitlines() if "| val/loss |" in line]
+    assert loss.endswith("| **B better**; hypothesis `large_lr_learns_sooner`: supported |")
+    assert "tie: 0.0001, 0.01 (val/seq_acc 0.000 each)" in README  # as the README says
+
+
+def test_the_report_is_in_its_tensorboard_run_and_its_data_files(reported):
+    sweep, report, text = reported
     for title in ("Hypotheses", "Final metrics", "Training stability", "Paired comparisons"):
         assert section(report, title) in text, title
+    record = json.loads((sweep / "report.json").read_text())
+    assert record["hypotheses"][0]["verdict"] == "supported"
+    with (sweep / "runs.csv").open() as file:
+        assert len(list(csv.DictReader(file))) == 12
 
 
 def test_each_job_records_the_area_under_its_curve_and_how_it_trained(reported):

@@ -23,6 +23,7 @@ def fake_run(sweep, overrides: dict[str, str], metrics: dict, max_task_len: int 
     (run / ".hydra" / "overrides.yaml").write_text(
         "".join(f"- {k}={v}\n" for k, v in overrides.items())
     )
+    (run / ".hydra" / "config.yaml").write_text("{}\n")
     (run / "metrics.json").write_text(json.dumps({"train_seconds": 1.0, **metrics}))
     (run / "config_resolved.yaml").write_text(
         f"data:\n  task: reverse\n  max_task_len: {max_task_len}\n"

@@ -43,6 +43,7 @@ def make_job(sweep, norm, lr, schedule, seed, result) -> None:
     (job / ".hydra" / "overrides.yaml").write_text(
         "".join(f"- {k}={v}\n" for k, v in overrides.items())
     )
+    (job / ".hydra" / "config.yaml").write_text("{}\n")
     if result == FAILED:
         (job / "failed.json").write_text(json.dumps({"error": "ConfigError", "message": "bad"}))
         return
@@ -120,6 +121,20 @@ def test_a_stalled_run_with_a_low_loss_is_not_stable(tmp_path):
         make_job(tmp_path, "post", lr, "constant", 0, acc)
     (row,) = rows(best_lr_table(load_sweep(tmp_path), 0.9))
     assert row[-2:] == ["0.001", "0: 0.001"]
+
+
+def test_rates_that_share_the_highest_mean_are_a_tie_and_none_is_best(tmp_path):
+    # the README's worked sweep: 20 steps learn no sequence at either rate
+    for lr in ("1e-2", "1e-4"):
+        for seed in range(3):
+            make_job(tmp_path, "post", lr, "constant", seed, 0.0)
+    make_job(tmp_path, "post", "1e-3", "constant", 0, 0.0004)  # 0.000 as the table shows it
+    make_job(tmp_path, "post", "1e-3", "constant", 1, 0.0)
+    (row,) = rows(best_lr_table(load_sweep(tmp_path), 0.9))
+    assert row[:5] == ["tie: 0.0001, 0.001, 0.01 (val/seq_acc 0.000 each)", "—", "—", "—", "—"]
+    make_job(tmp_path, "post", "1e-3", "constant", 2, 0.6)  # now one is higher
+    (row,) = rows(best_lr_table(load_sweep(tmp_path), 0.9))
+    assert row[0] == "0.001"
 
 
 def test_cells_name_diverged_failed_and_never_reached_instead_of_a_value(sweep):

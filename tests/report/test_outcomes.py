@@ -1,20 +1,24 @@
 """Outcomes in the report of a hand-made sweep whose numbers are chosen: every run is
 counted (a diverged run did not learn), a rate's interval is Clopper–Pearson's, two rates
-are compared by Boschloo's exact test (scipy's to 1e-12), a continuous metric with
-diverged runs is judged only where the rule scores them, and a sweep's hypotheses share
-Holm's correction."""
+are compared by Boschloo's exact test (scipy's to 1e-12) and Newcombe's interval
+(statsmodels'), a continuous metric with diverged runs is judged only where the rule
+scores them, and a sweep's hypotheses share Holm's correction (statsmodels')."""
+
+import math
 
 import pytest
 from scipy import stats
+from statsmodels.stats.power import NormalIndPower
+from statsmodels.stats.proportion import confint_proportions_2indep, proportion_effectsize
 
 from transformer_lab.report import main
 from transformer_lab.report.comparisons import compare, pairing_cell
 from transformer_lab.report.family import holm
-from transformer_lab.report.proportions import RateDifference, rate_interval
+from transformer_lab.report.proportions import RateDifference, boschloo_greater, rate_interval
 from transformer_lab.report.sweep import load_sweep
 from transformer_lab.report.verdicts import judge_all, read_hypotheses
 
-from .conftest import hand_made_job
+from .conftest import hand_made_job, scipy_p
 
 # warmup steps -> [(val/seq_acc, val/seq_acc_auc, diverged) per seed]
 RUNS = {
@@ -97,16 +101,9 @@ def test_a_continuous_metric_with_diverged_runs_is_judged_only_where_the_rule_sc
     # scored 0, the diverged runs pair with warmup 100's seeds 4 and 5 (seed 5 has none)
     values = [0.0, 0.0, 0.0, 0.0, 0.0]  # seeds 0-4 without warmup: 0, 0, 0, 0, diverged 0
     with_warmup = [auc for _, auc in RUNS[100]]
-    p = stats.ttest_rel(with_warmup, values, alternative="greater").pvalue
-    assert scored.p == pytest.approx(p, abs=1e-12)
+    p = scipy_p(with_warmup, values, "samples", "greater")
+    assert scored.p == pytest.approx(p, abs=1e-12) and p == 1 / 32  # 5 pairs, all above
     assert scored.comparison.difference.n_a == 5
-
-
-def test_holm_adjusts_four_p_values_as_by_hand():
-    # sorted 0.005, 0.01, 0.03, 0.04 -> 4 x 0.005, 3 x 0.01, 2 x 0.03, max(1 x 0.04, 0.06)
-    assert holm([0.01, 0.04, 0.03, 0.005]) == pytest.approx([0.03, 0.06, 0.06, 0.02])
-    assert holm([0.5, 0.9]) == pytest.approx([1.0, 1.0])  # never above 1
-    assert holm([]) == []
 
 
 def test_the_family_is_corrected_together_and_printed_raw_and_adjusted(tmp_path):
@@ -114,12 +111,15 @@ def test_the_family_is_corrected_together_and_printed_raw_and_adjusted(tmp_path)
     report = (tmp_path / "report.md").read_text()
     sweep = load_sweep(tmp_path)
     verdicts = judge_all(sweep, read_hypotheses(sweep))
-    adjusted = holm([v.p for v in verdicts])
-    assert [v.adjusted for v in verdicts] == pytest.approx(adjusted)
+    # one family: every rule's p for supported and its p for contradicted
+    adjusted = holm([v.p for v in verdicts] + [v.p_other for v in verdicts])
+    assert [v.adjusted for v in verdicts] == pytest.approx(adjusted[:3])
+    assert [v.adjusted_other for v in verdicts] == pytest.approx(adjusted[3:])
     learned = verdicts[0]
+    assert learned.family == 6 and adjusted[0] == pytest.approx(6 * learned.p)
     assert (
-        f"one-sided Boschloo p = {learned.p:.2g}, Holm-adjusted {adjusted[0]:.2g} "
-        "(other direction 1) against 0.05"
+        f"Boschloo's exact test: one-sided p = {learned.p:.2g} (other direction 1), "
+        f"Holm-adjusted {adjusted[0]:.2g} (1) of 6 tests against 0.05"
     ) in report
     assert "- **supported** `learns_with_warmup`" in report
     assert "A = 100: 5/5 [" in report and "B = 0: 0/6 [" in report
@@ -143,7 +143,9 @@ def test_a_difference_of_accuracies_stays_inside_minus_1_and_1(tmp_path):
     t_low = found.difference.low  # the paired t interval of -0.95, -0.99, -1.0, -0.97
     assert t_low < -1.0
     assert found.interval == (-1.0, pytest.approx(found.difference.high))
-    assert found.word == "B better"
+    # four pairs: an exact test's two-sided p cannot go below 2/16, so no word, and why
+    assert found.word == "no difference detected"
+    assert found.out_of_reach(0.025) == "4 pairs: the smallest one-sided p is 0.062"
 
 
 def test_a_continuous_comparison_of_runs_that_learned_and_stalled_says_it_is_two_valued(
@@ -164,3 +166,27 @@ def test_a_continuous_comparison_of_runs_that_learned_and_stalled_says_it_is_two
     )
     counts = compare(sweep, "outcome/learned", "optim.warmup_steps", ("0", "100"), [])
     assert not counts.two_valued and pairing_cell(counts) == "learned 1/3 vs 3/3"
+
+
+@pytest.mark.parametrize(("k_a", "n_a", "k_b", "n_b"), [(5, 5, 0, 6), (1, 3, 3, 3), (2, 4, 1, 4)])
+def test_newcombes_interval_and_the_power_of_two_rates_are_statsmodels(k_a, n_a, k_b, n_b):
+    found = RateDifference(k_a, n_a, k_b, n_b)
+    newcombe = confint_proportions_2indep(k_a, n_a, k_b, n_b, method="newcomb")
+    assert found.interval == pytest.approx(newcombe, abs=1e-15)
+    h = abs(proportion_effectsize(k_a / n_a, k_b / n_b))
+    for alpha, two_sided in ((0.05, True), (0.05 / 6, False)):
+        solved = NormalIndPower().solve_power(
+            h, None, alpha, 0.8, alternative="two-sided" if two_sided else "larger"
+        )
+        floor = found.seeds_to_reach(alpha / (2 if two_sided else 1))  # n/n against 0/n
+        # statsmodels' solver gives NaN for 5/5 against 0/6 (h = pi): the floor answers
+        by_power = math.ceil(solved) if math.isfinite(solved) else 0
+        assert found.seeds_for_power(alpha, two_sided).seeds == max(3, floor, by_power)
+
+
+def test_boschloo_can_reach_a_level_from_the_runs_at_which_n_of_n_against_0_of_n_does():
+    # Boschloo's p of n/n against 0/n is 4^-n: 3 runs reach 0.016, 4 reach 0.0039
+    assert [boschloo_greater(n, n, 0, n) for n in (3, 4)] == pytest.approx([1 / 64, 1 / 256])
+    assert RateDifference.seeds_to_reach(0.025) == 3
+    assert RateDifference.seeds_to_reach(0.05 / 3 / 4) == 4  # warmup's first look, 2 rules
+    assert RateDifference(4, 4, 0, 4).smallest_p == pytest.approx(1 / 256)

@@ -15,6 +15,7 @@ def test_a_group_slash_and_a_value_dot_report_under_one_key(tmp_path):
     ):
         (tmp_path / name / ".hydra").mkdir(parents=True)
         OmegaConf.save([override, "seed=0"], tmp_path / name / ".hydra" / "overrides.yaml")
+        (tmp_path / name / ".hydra" / "config.yaml").write_text("{}\n")
         (tmp_path / name / "metrics.json").write_text(json.dumps({"train_seconds": 1.0}))
     sweep = load_sweep(tmp_path)
     assert sweep.config_keys == ["model.norm"]

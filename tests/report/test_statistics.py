@@ -1,18 +1,29 @@
 """The report's statistics on chosen numbers: every interval is scipy.stats' to 1e-9 (t with
-n - 1 degrees of freedom, paired t, Welch), the seeds that would detect a difference follow
-their stated rule, and steps to a target are censored data."""
+n - 1 degrees of freedom, paired t, Welch), every p-value scipy's exact permutation test's,
+the seeds that would detect a difference follow their stated rule at any effect size, and
+steps to a target are censored data."""
 
 import math
 
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats
+from statsmodels.stats.power import TTestPower
 
+from transformer_lab.report import statistics as statistics_module
+from transformer_lab.report.exact import seeds_to_reach, smallest_p
 from transformer_lab.report.statistics import (
     censored_median,
     estimate,
     paired_difference,
-    welch_difference,
+    seeds_for_power,
+    t_power,
+    unpaired_difference,
 )
+
+from .conftest import scipy_p
 
 A = [0.81, 0.74, 0.93]
 B = [0.52, 0.47, 0.65]  # A - B per seed: 0.29, 0.27, 0.28
@@ -46,12 +57,25 @@ def test_a_paired_difference_is_the_t_interval_of_the_per_seed_differences():
     assert found.estimate == pytest.approx(sum(differences) / 3, abs=1e-12)
     assert found.low == pytest.approx(expected.low, abs=1e-9)
     assert found.high == pytest.approx(expected.high, abs=1e-9)
-    assert found.excludes_zero  # 0.280 [0.255, 0.305]: the seeds agree on it
+    assert found.low > 0  # 0.280 [0.255, 0.305]: the seeds agree on it
 
 
-def test_an_unpaired_difference_is_welchs_interval():
+def test_a_paired_difference_is_judged_by_the_exact_sign_flip_test_of_scipy():
+    found = paired_difference(A, B)
+    assert found.test.name == "sign-flip" and found.test.exact
+    assert found.p_greater == pytest.approx(scipy_p(A, B, "samples", "greater"), abs=1e-12)
+    assert found.p_less == pytest.approx(scipy_p(A, B, "samples", "less"), abs=1e-12)
+    # three pairs all positive: 1 of the 8 sign assignments is as large, whatever the sizes
+    assert (found.p_greater, found.p_less) == (1 / 8, 1.0)
+    assert found.smallest_p == 1 / 8
+    # where the paired t test would say 2e-4, the exact test cannot go below 1/8
+    assert stats.ttest_rel(A, B, alternative="greater").pvalue < 0.001
+    assert found.test.text == "exact sign-flip test (all 8 sign assignments)"
+
+
+def test_an_unpaired_difference_is_welchs_interval_and_scipys_permutation_test():
     b = [0.52, 0.61, 0.49, 0.70]
-    found = welch_difference(A, b)
+    found = unpaired_difference(A, b)
     expected = stats.ttest_ind(A, b, equal_var=False).confidence_interval(0.95)
     assert not found.paired and (found.n_a, found.n_b) == (3, 4)
     assert found.estimate == pytest.approx(sum(A) / 3 - sum(b) / 4, abs=1e-12)
@@ -60,55 +84,113 @@ def test_an_unpaired_difference_is_welchs_interval():
     # Welch, not the pooled-variance interval, which is narrower here
     pooled = stats.ttest_ind(A, b, equal_var=True).confidence_interval(0.95)
     assert abs(found.low - pooled.low) > 1e-3
+    assert found.test.name == "permutation" and found.test.arrangements == 35  # C(7, 3)
+    assert found.p_greater == pytest.approx(scipy_p(A, b, "independent", "greater"), abs=1e-12)
+    assert found.p_less == pytest.approx(scipy_p(A, b, "independent", "less"), abs=1e-12)
+    assert found.p_greater == 1 / 35  # A's three above all of B's four
+
+
+def test_past_9999_arrangements_the_test_is_scipys_seeded_monte_carlo():
+    rng = np.random.default_rng(5)
+    a, b = rng.normal(0.5, 0.1, 14), rng.normal(0.45, 0.1, 14)  # 2^14 = 16384 > 9999
+    found = paired_difference(list(a), list(b))
+    assert not found.test.exact and found.test.arrangements == 2**14
+    assert found.p_greater == pytest.approx(scipy_p(a, b, "samples", "greater"), abs=1e-12)
+    assert found.smallest_p == 1 / 10000  # (0 + 1) / (9999 + 1): never 0
+    assert found.test.text == "Monte Carlo sign-flip test (9,999 random sign assignments)"
+
+
+def test_the_fewest_seeds_whose_exact_test_can_reach_a_level():
+    assert [smallest_p(n, n, paired=True) for n in (3, 5, 6)] == [1 / 8, 1 / 32, 1 / 64]
+    assert smallest_p(3, 3, paired=False) == 1 / 20
+    assert seeds_to_reach(0.025, paired=True) == 6  # one rule, both directions: two-sided 5%
+    assert seeds_to_reach(0.05, paired=True) == 5
+    assert seeds_to_reach(0.025, paired=False) == 4  # 1/70 against 3 a side's 1/20
+    assert seeds_to_reach(0.05 / 3 / 6, paired=True) == 9  # warmup's looks, 3 rules
+    assert seeds_to_reach(1e-5, paired=True) is None  # below a Monte Carlo test's 1/10000
 
 
 def power_by_hand(effect: float, n: int, alpha: float, paired: bool, two_sided: bool) -> float:
     """The power of a t test of n runs a side at a true standardized effect, from the
-    noncentral t distribution (scipy.stats.nct), the lower tail left out as statsmodels does
-    for a two-sided test whose effect is positive."""
+    noncentral t distribution (scipy.stats.nct), both tails for a two-sided test as
+    statsmodels counts them (a lower tail scipy cannot compute, far from the mass, as 0)."""
     df, nc = (n - 1, effect * math.sqrt(n)) if paired else (2 * n - 2, effect * math.sqrt(n / 2))
     critical = stats.t.ppf(1 - alpha / (2 if two_sided else 1), df)
-    upper = stats.nct.sf(critical, df, nc)
-    return upper + (stats.nct.cdf(-critical, df, nc) if two_sided else 0.0)
+    lower = stats.nct.cdf(-critical, df, nc) if two_sided else 0.0
+    return stats.nct.sf(critical, df, nc) + (0.0 if math.isnan(lower) else lower)
 
 
 def test_seeds_for_power_are_the_first_n_at_which_the_t_test_finds_the_effect_4_times_in_5():
     a, b = [0.50, 0.62, 0.41], [0.47, 0.55, 0.44]  # differences 0.03, 0.07, -0.03
     found = paired_difference(a, b)
-    assert not found.excludes_zero
     d = found.estimate / stats.tstd([x - y for x, y in zip(a, b, strict=True)])
     assert found.effect == pytest.approx(d, abs=1e-12)
     for alpha, two_sided in ((0.05, True), (0.05 / 3, False)):
-        n = found.seeds_for_power(alpha, two_sided)
+        n = found.seeds_for_power(alpha, two_sided).seeds
         assert power_by_hand(d, n, alpha, True, two_sided) >= 0.8
         assert power_by_hand(d, n - 1, alpha, True, two_sided) < 0.8
-    # d = 0.46: (2.80 / d)^2 = 36.5 by the normal approximation, 39 with t's heavier tails
-    assert found.seeds_for_power(0.05, two_sided=True) == 39
-    unpaired = welch_difference(a, b)
-    m = unpaired.seeds_for_power(0.05, two_sided=True)
+    # d = 0.46: statsmodels' solver says 38.5 seeds, the first whole number 39
+    solved = TTestPower().solve_power(d, None, 0.05, 0.8, alternative="two-sided")
+    assert found.seeds_for_power(0.05, two_sided=True).seeds == math.ceil(solved) == 39
+    unpaired = unpaired_difference(a, b)
+    m = unpaired.seeds_for_power(0.05, two_sided=True).seeds
     assert power_by_hand(unpaired.effect, m, 0.05, False, True) >= 0.8
     assert power_by_hand(unpaired.effect, m - 1, 0.05, False, True) < 0.8
-    # never fewer than the three runs a verdict needs, however large the effect
-    assert paired_difference([0.9, 0.95, 0.91], [0.1, 0.12, 0.11]).seeds_for_power(0.05) == 3
+    # a huge effect: never below what the exact test needs to reach the level at all
+    huge = paired_difference([0.9, 0.95, 0.91], [0.1, 0.12, 0.11])
+    assert huge.seeds_for_power(0.05).seeds == 5  # one-sided 1/32 <= 0.05
+    assert huge.seeds_for_power(0.05, two_sided=True).seeds == 6
 
 
-def test_no_spread_is_no_interval_and_no_test_even_through_rounding():
+@settings(max_examples=300, deadline=None)
+@given(
+    effect=st.floats(1e-3, 1e6),
+    alpha=st.sampled_from([0.05, 0.025, 0.05 / 6, 0.05 / 3 / 6]),
+    paired=st.booleans(),
+    two_sided=st.booleans(),
+)
+def test_power_never_fails_at_any_effect_and_never_asks_fewer_than_three_runs(
+    effect, alpha, paired, two_sided
+):
+    # statsmodels' TTestPower().power returns NaN at d = 8.59 and n = 3 (scipy#17916)
+    found = seeds_for_power(effect, alpha, paired, two_sided)
+    assert 3 <= found.seeds <= 1001 and not found.approximate
+    n = found.seeds
+    reachable = seeds_to_reach(alpha / (2 if two_sided else 1), paired)
+    if n <= 1000:
+        assert power_by_hand(effect, n, alpha, paired, two_sided) >= 0.8
+        assert smallest_p(n, n, paired) <= alpha / (2 if two_sided else 1)
+    if n > max(3, reachable):  # the noncentral t decided it, not a floor
+        assert power_by_hand(effect, n - 1, alpha, paired, two_sided) < 0.8
+
+
+def test_a_nan_from_the_noncentral_t_gives_way_to_the_normal_approximation_and_says_so(
+    monkeypatch,
+):
+    monkeypatch.setattr(statistics_module.stats.nct, "sf", lambda *args: float("nan"))
+    power, approximate = t_power(1.0, 10, 0.05, paired=True, two_sided=False)
+    assert approximate
+    assert power == pytest.approx(stats.norm.sf(stats.t.isf(0.05, 9) - math.sqrt(10)))
+    found = seeds_for_power(1.0, 0.05, paired=True)
+    assert found.approximate
+    assert found.text() == (
+        f"{found.seeds} seeds per configuration for 80% power "
+        "(normal approximation: the noncentral t gave no value)"
+    )
+
+
+def test_no_spread_is_no_interval_but_still_an_exact_test():
     # 0.61 - 0.51 and 0.51 - 0.41 differ by 1e-17 in floating point: the same difference
-    flat = paired_difference([0.51, 0.61], [0.41, 0.51])
-    assert flat.no_spread and (flat.low, flat.high, flat.p_greater) == (None, None, None)
+    flat = paired_difference([0.51, 0.61, 0.71], [0.41, 0.51, 0.61])
+    assert flat.no_spread and (flat.low, flat.high, flat.effect) == (None, None, None)
     assert flat.estimate == pytest.approx(0.1)
-    assert not flat.excludes_zero
-    assert welch_difference([0.5, 0.5, 0.5], [0.4, 0.4, 0.4]).no_spread
-
-
-def test_one_sided_p_values_are_scipys_in_each_direction():
-    found = paired_difference(A, B)
-    assert found.p_greater == pytest.approx(
-        stats.ttest_rel(A, B, alternative="greater").pvalue, abs=1e-12
-    )
-    assert found.p_less == pytest.approx(
-        stats.ttest_rel(A, B, alternative="less").pvalue, abs=1e-12
-    )
+    assert (flat.p_greater, flat.p_less) == (1 / 8, 1.0)  # every seed agrees on the sign
+    same = paired_difference([0.5, 0.3, 0.2], [0.5, 0.3, 0.2])
+    assert (same.p_greater, same.p_less) == (1.0, 1.0)  # every pair equal: nothing to tell
+    # differences that are rounding alone (0.3 - 0.1 - 0.2) count as 0, not as signs
+    rounding = paired_difference([0.3 - 0.1, 0.7 - 0.4, 0.9 - 0.6], [0.2, 0.3, 0.3])
+    assert (rounding.p_greater, rounding.p_less) == (1.0, 1.0)
+    assert unpaired_difference([0.5, 0.5, 0.5], [0.4, 0.4, 0.4]).no_spread
 
 
 def test_an_accuracys_interval_stays_inside_0_and_1():

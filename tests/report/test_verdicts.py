@@ -1,10 +1,12 @@
 """Intervals, paired comparisons and verdicts in the report of a hand-made sweep whose numbers
 are chosen: every interval is scipy.stats' to 1e-9, paired where the seeds match and Welch's
-where they do not, steps to the target are censored, and each hypothesis gets the verdict
-its numbers carry, at the top of report.md and in the report's TensorBoard run."""
+where they do not, every p-value scipy's exact permutation test's, steps to the target are
+censored, and each hypothesis gets the verdict its numbers carry, at the top of report.md
+and in the report's TensorBoard run."""
 
 import pytest
 from scipy import stats
+from statsmodels.stats.multitest import multipletests
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from transformer_lab.report import main
@@ -12,19 +14,33 @@ from transformer_lab.report.comparisons import compare
 from transformer_lab.report.sweep import load_sweep
 from transformer_lab.report.verdicts import judge_all, read_hypotheses
 
-from .conftest import hand_made_job
+from .conftest import hand_made_job, scipy_p
 
 # (norm, schedule) -> {seed: (val/seq_acc_auc, first step with val/seq_acc >= 0.9 or None)}
+# Eight seeds where a rule is to be decided: the 4 rules' 8 one-sided tests ask 0.05 / 8 of
+# the smallest p-value, and an exact sign-flip test of n pairs cannot go below 1 / 2^n.
 AUC = {
-    ("post", "constant"): {0: (0.40, None), 1: (0.35, None), 2: (0.44, None)},
-    ("pre", "constant"): {0: (0.80, 199), 1: (0.78, 299), 2: (0.83, 199)},
+    ("post", "constant"): {
+        s: (v, None) for s, v in enumerate([0.40, 0.35, 0.44, 0.38, 0.41, 0.36, 0.43, 0.39])
+    },
+    ("pre", "constant"): dict(
+        enumerate([(0.80, 199), (0.78, 299), (0.83, 199), (0.79, 199), (0.81, 299)])
+    )
+    | {5: (0.77, 199), 6: (0.82, 199), 7: (0.80, 299)},
     ("post", "linear_warmup"): {0: (0.60, 399), 1: (0.66, 499), 2: (0.70, 99)},
-    ("pre", "linear_warmup"): {0: (0.82, 199), 1: (0.76, 199), 2: (0.81, 299)},
+    ("pre", "linear_warmup"): dict(
+        enumerate([(0.82, 199), (0.76, 199), (0.81, 299), (0.78, 199), (0.83, 299)])
+    )
+    | {5: (0.75, 199), 6: (0.80, 199), 7: (0.79, 199)},
     ("sandwich", "constant"): {0: (0.70, 199)},  # one run: no spread
     ("sandwich", "linear_warmup"): {3: (0.50, 199), 4: (0.58, None)},  # seeds of its own
 }
 DIVERGED = ("post", "linear_warmup", 2)  # reached 0.9 at step 99, then diverged at 150
-CLIPPED = {"post": [0.90, 0.95, 0.85], "pre": [0.10, 0.20, 0.15], "sandwich": [0.5, 0.4]}
+CLIPPED = {
+    "post": [0.90, 0.95, 0.85, 0.90, 0.92, 0.88, 0.91, 0.89],
+    "pre": [0.10, 0.20, 0.15, 0.12, 0.18, 0.11, 0.14, 0.16],
+    "sandwich": [0.5, 0.4],
+}
 CONFIG = "trainer:\n  max_steps: 600\n  gradient_clip_val: 1.0\n"
 
 HYPOTHESES = """\
@@ -133,7 +149,7 @@ def test_each_cell_is_the_mean_and_its_t_interval_over_seeds(report):
     assert cells[("sandwich", "constant")] == "0.700 n=1"
     header, body = table(section(report, "Training stability"))
     clipped = {tuple(row[:2]): row[header.index("train/clip_fraction")] for row in body}
-    assert clipped[("post", "linear_warmup")] == interval(CLIPPED["post"])  # diverged too
+    assert clipped[("post", "linear_warmup")] == interval(CLIPPED["post"][:3])  # diverged too
 
 
 def test_steps_to_target_are_a_median_with_the_runs_that_never_reached_it_beyond_max_steps(
@@ -141,8 +157,8 @@ def test_steps_to_target_are_a_median_with_the_runs_that_never_reached_it_beyond
 ):
     _, body = table(section(report, "Final metrics"))
     steps = {tuple(row[:2]): row[-2] for row in body}
-    assert steps[("pre", "constant")] == "199 (3/3)"  # all reached: 199, 199, 299
-    assert steps[("post", "constant")] == "> 600 (0/3)"  # none did
+    assert steps[("pre", "constant")] == "199 (8/8)"  # all reached: five at 199, three at 299
+    assert steps[("post", "constant")] == "> 600 (0/8)"  # none did
     assert steps[("sandwich", "linear_warmup")] == "> 399 (1/2)"  # half: (199 + >600) / 2
     # the diverged run counts as not reached, though it was at 0.9 by step 99
     assert steps[("post", "linear_warmup")] == "499 (2/3)"  # 399, 499, > 600
@@ -153,11 +169,14 @@ def test_a_comparison_pairs_by_seed_and_equals_scipys_paired_t_interval(tmp_path
     found = compare(
         sweep, "val/seq_acc_auc", "model.norm", ("post", "pre"), [("optim.schedule", "constant")]
     )
-    expected = stats.ttest_rel(auc("post", "constant"), auc("pre", "constant"))
-    ci = expected.confidence_interval(0.95)
-    assert found.difference.paired and found.difference.n_a == 3
+    post, pre = auc("post", "constant"), auc("pre", "constant")
+    ci = stats.ttest_rel(post, pre).confidence_interval(0.95)
+    assert found.difference.paired and found.difference.n_a == 8
     assert found.difference.low == pytest.approx(ci.low, abs=1e-9)
     assert found.difference.high == pytest.approx(ci.high, abs=1e-9)
+    # the exact sign-flip test: every seed has post below pre, 1 of 256 assignments
+    assert found.difference.p_less == 1 / 256 == scipy_p(post, pre, "samples", "less")
+    assert found.p_two_sided == 2 / 256
     assert found.word == "B better"  # post - pre < 0 and a higher AUC is better
     # the diverged seed 2 has no pair: seeds 0 and 1 only
     warm = compare(
@@ -170,9 +189,11 @@ def test_a_comparison_pairs_by_seed_and_equals_scipys_paired_t_interval(tmp_path
     ci = stats.ttest_rel(auc("post", "linear_warmup"), auc("pre", "linear_warmup")[:2])
     assert warm.difference.paired and warm.difference.n_a == 2
     assert warm.difference.low == pytest.approx(ci.confidence_interval(0.95).low, abs=1e-9)
+    # two pairs: no two-sided p below 1/2, so no word but "no difference detected"
+    assert warm.word == "no difference detected"
 
 
-def test_sides_that_ran_other_seeds_get_welchs_interval(tmp_path, report):
+def test_sides_that_ran_other_seeds_get_welchs_interval_and_the_permutation_test(tmp_path, report):
     sweep = load_sweep(tmp_path)
     found = compare(
         sweep,
@@ -187,17 +208,21 @@ def test_sides_that_ran_other_seeds_get_welchs_interval(tmp_path, report):
     assert not found.difference.paired
     assert found.difference.low == pytest.approx(expected.low, abs=1e-9)
     assert found.difference.high == pytest.approx(expected.high, abs=1e-9)
+    sides = auc("post", "linear_warmup"), auc("sandwich", "linear_warmup")
+    assert found.difference.p_greater == scipy_p(*sides, "independent", "greater")
+    assert found.difference.test.arrangements == 6  # C(4, 2): the smallest p is 1/6
     _, body = table(section(report, "Paired comparisons").split("### `model.norm`")[1])
     [row] = [r for r in body if r[:4] == ["linear_warmup", "post", "sandwich", "val/seq_acc_auc"]]
     diff = found.difference
     assert row[4] == f"{diff.estimate:+.3f} [{expected.low:+.3f}, {expected.high:+.3f}]"
     # post's diverged run did not learn, beside two that did: the cell is two-valued
     assert row[5] == (
-        "Welch, 2 vs 2 runs; runs both learned and not: two-valued, see outcome/learned; "
+        "unpaired, 2 vs 2 runs; runs both learned and not: two-valued, see outcome/learned; "
         "diverged, left out: 1/3 vs 0/2"
     )
-    seeds = diff.seeds_for_power(0.05, two_sided=True)
-    assert row[6] == f"no difference detected ({seeds} seeds per configuration for 80% power)"
+    assert row[6] == (
+        "no difference detected (2 against 2 runs: the smallest one-sided p is 0.17, above 0.025)"
+    )
 
 
 def test_each_hypothesis_gets_its_verdict_with_its_numbers_at_the_top(tmp_path, report):
@@ -216,22 +241,36 @@ def test_each_hypothesis_gets_its_verdict_with_its_numbers_at_the_top(tmp_path, 
     }
     pre, post = auc("pre", "constant"), auc("post", "constant")
     ci = stats.ttest_rel(pre, post).confidence_interval(0.95)
-    p = stats.ttest_rel(pre, post, alternative="greater").pvalue
-    mean = sum(pre) / 3 - sum(post) / 3
-    # Holm over the four: this p is the smallest, times 4; the other direction's is 1 - p,
-    # the third smallest of its family (after post_learns_faster's p and warmup_helps_pre's)
+    p = scipy_p(pre, post, "samples", "greater")  # 1/256: pre above post at every seed
+    mean = sum(pre) / 8 - sum(post) / 8
+    sweep = load_sweep(tmp_path)
+    judged = judge_all(sweep, read_hypotheses(sweep))
+    # one family of 8: both p-values of every rule, Holm-adjusted as statsmodels does
+    family = [v.p for v in judged] + [v.p_other for v in judged]
+    adjusted = multipletests(family, method="holm")[1]
+    assert [v.adjusted for v in judged] == pytest.approx(adjusted[:4], abs=1e-12)
+    assert [v.adjusted_other for v in judged] == pytest.approx(adjusted[4:], abs=1e-12)
+    assert adjusted[0] == pytest.approx(8 * p)  # the smallest p of eight, times eight
     assert (
         "  `val/seq_acc_auc` by `model.norm` with optim.schedule=constant: "
         f"A = pre: {interval(pre)}; B = post: {interval(post)}; "
-        f"A − B {mean:+.3f} [{ci.low:+.3f}, {ci.high:+.3f}] (paired, 3 seeds); "
-        f"one-sided t p = {p:.2g}, Holm-adjusted {4 * p:.2g} (other direction 1) against "
-        "0.05; predicted: A better."
+        f"A − B {mean:+.3f} [{ci.low:+.3f}, {ci.high:+.3f}] (paired, 8 seeds); "
+        "exact sign-flip test (all 256 sign assignments): one-sided p = 0.0039 (other "
+        "direction 1), Holm-adjusted 0.031 (1) of 8 tests against 0.05; predicted: A better."
     ) in verdicts
-    sweep = load_sweep(tmp_path)
-    inconclusive = judge_all(sweep, read_hypotheses(sweep))[2]
-    seeds = inconclusive.comparison.difference.seeds_for_power(0.05 / 4)
+    # the comparisons row of the same pair says what the hypotheses made of it
+    _, body = table(section(report, "Paired comparisons").split("### `model.norm`")[1])
+    [row] = [r for r in body if r[:4] == ["constant", "post", "pre", "val/seq_acc_auc"]]
+    assert row[6] == (
+        "**B better**; hypothesis `pre_learns_faster`: supported; hypothesis "
+        "`post_learns_faster`: contradicted"
+    )
+    # post_learns_faster is the same comparison the other way round: contradicted
+    assert judged[1].p_other == p and judged[1].adjusted_other == pytest.approx(8 * p)
+    inconclusive = judged[2]
+    seeds = inconclusive.comparison.difference.seeds_for_power(0.05 / 8)
     assert inconclusive.seeds_for_power() == seeds
-    assert f"; {seeds} seeds per configuration for 80% power at this level;" in verdicts
+    assert f"; {seeds.text(' at this level')}; predicted: A better." in verdicts
     events = EventAccumulator(str(tmp_path / "report"), size_guidance={"tensors": 0})
     events.Reload()
     [text] = events.Tensors("report/tables/text_summary")
@@ -264,7 +303,8 @@ BAD = [
     ),
     (
         ("predicted: A better\n  - id: post", "predicted: A worse\n  - id: post"),
-        "hypotheses.pre_learns_faster.predicted='A worse': unknown; allowed: A better or B better",
+        "hypotheses.pre_learns_faster.predicted='A worse': unknown; allowed: A better, B better "
+        "or equivalent",
     ),
 ]
 

@@ -58,12 +58,12 @@ REFUSED = [
     ),
     (
         "hypotheses.0.predicted=A worse",
-        f"{FIRST}.predicted='A worse': unknown; allowed: A better or B better",
+        f"{FIRST}.predicted='A worse': unknown; allowed: A better, B better or equivalent",
     ),
     (
         "~hypotheses.0.claim",
         "hypotheses[0].claim=None: missing; allowed: id, claim, source, metric, key, values, "
-        "fixed, predicted, diverged_value",
+        "fixed, predicted, margin, diverged_value",
     ),
     (
         "hypotheses.1.id=deep_post_needs_warmup",
@@ -94,7 +94,7 @@ def test_a_single_run_checks_the_format_only(sweep_config, capsys):
         ConfigCheck().on_run_start(sweep_config(bad, multirun=False))
     assert capsys.readouterr().err == (
         "error: hypotheses.deep_pre_beats_post_without_warmup.predicted='maybe': unknown; allowed: "
-        "A better or B better\n"
+        "A better, B better or equivalent\n"
     )
 
 

@@ -2,7 +2,9 @@
 
 Reads every job of a Hydra multirun (its overrides, its config, ``metrics.json``,
 TensorBoard scalars and ``norm_comparison.json``) and writes ``report.md`` plus PNG figures
-into the sweep folder, and both into the TensorBoard run ``<sweep>/report/``: first the
+into the sweep folder, and both into the TensorBoard run ``<sweep>/report/``, and the same
+results as data, ``report.json`` and ``runs.csv`` (:mod:`.data`; :func:`load_runs` gives a
+sweep's runs as a pandas DataFrame): first the
 verdict on each hypothesis the experiment stated (``supported``, ``contradicted`` or
 ``inconclusive``, with its numbers; the sweep's hypotheses judged together), then final
 metrics per configuration (how many runs learned, with the rate's exact interval; the mean
@@ -16,7 +18,10 @@ configuration), and figures: the validation-loss curves grouped by ``model.norm`
 exact-match accuracy against length, and the gradient norm by layer at initialisation per
 norm placement. It groups by whichever overrides vary, so it works on any sweep; jobs that
 have not finished (still running, killed, failed) are listed, and the finished ones still
-reported. A hypothesis the sweep cannot evaluate gets one line and exit status 2.
+reported; jobs and values it cannot trust (a damaged record, no config, other code, a
+metric that is not a number) are left out, each named (*Left out*). A hypothesis the sweep
+cannot evaluate, or jobs that ran different arithmetic (torch version, processor, threads:
+``--allow-mixed-arithmetic`` to compare them anyway), get one line and exit status 2.
 """
 
 import argparse
@@ -28,22 +33,32 @@ from omegaconf import OmegaConf
 
 from transformer_lab.config.validation import ConfigError
 from transformer_lab.console import quiet_library_notices
-from transformer_lab.report.comparisons import comparisons_section
+from transformer_lab.report.arithmetic import MixedArithmetic
+from transformer_lab.report.comparisons import PRIMARY_METRICS, comparisons_section
+from transformer_lab.report.data import load_runs as load_runs  # the documented API
+from transformer_lab.report.data import write_data
 from transformer_lab.report.figures import FIGURES
+from transformer_lab.report.inputs import missing_metrics
+from transformer_lab.report.judgement import Judgement, judge
 from transformer_lab.report.lengths import length_table
 from transformer_lab.report.lr_window import best_lr_table, lr_heatmaps
 from transformer_lab.report.provenance import provenance_section
-from transformer_lab.report.sweep import NotASweep, Sweep, group_runs, load_sweep
-from transformer_lab.report.table import configuration_table, output_change_table, stability_table
+from transformer_lab.report.sweep import NotASweep, Sweep, group_runs
+from transformer_lab.report.table import (
+    TABLE_METRICS,
+    configuration_table,
+    output_change_table,
+    stability_table,
+)
 from transformer_lab.report.tensorboard import write_tensorboard
 from transformer_lab.report.verdicts import (
+    SequentialRecordDamaged,
     Verdict,
     hypotheses_section,
-    judge_sweep,
-    read_hypotheses,
 )
 from transformer_lab.runs.order import natural_key
 from transformer_lab.sweep.hypotheses import as_text
+from transformer_lab.training.metric_names import STABILITY_METRICS
 
 INTERVALS = (
     "A cell reads `mean [low, high] n=k`: the mean over the k runs of the configuration and "
@@ -76,13 +91,15 @@ def _replicates(sweep: Sweep) -> str:
     return f"each configuration ran once, so there is no spread over {key}"
 
 
-def render(
-    sweep: Sweep, target: float, verdicts: Sequence[Verdict] = ()
-) -> tuple[str, list[tuple[str, str]]]:
-    """``report.md`` of ``sweep`` (with the ``verdicts`` on its hypotheses) and its figures
-    ``[(caption, file)]``, which it writes into the sweep folder on the way."""
-    lines = [*_summary(sweep, verdicts), *_final_metrics(sweep, target), *_stability(sweep)]
-    lines += comparisons_section(sweep)
+def render(judged: Judgement) -> tuple[str, list[tuple[str, str]]]:
+    """``report.md`` of a judged sweep and its figures ``[(caption, file)]``, which it
+    writes into the sweep folder on the way."""
+    sweep, target, verdicts = judged.sweep, judged.target, judged.verdicts
+    lines = [*_summary(sweep, verdicts, judged.warnings), *_left_out_inputs(sweep, verdicts)]
+    rule = judged.changed_rule, judged.unchecked_rule
+    lines += [*hypotheses_section(verdicts, *rule), *_final_metrics(sweep, target)]
+    lines += _stability(sweep)
+    lines += comparisons_section(sweep, judged.rows)
     lines += _length_generalization(sweep)
     lr_window, heatmaps = _lr_window(sweep, target)
     lines += [*lr_window, *_left_out(sweep), *provenance_section(sweep)]
@@ -91,15 +108,38 @@ def render(
     return "\n".join(lines) + "\n", heatmaps + figures
 
 
-def _summary(sweep: Sweep, verdicts: Sequence[Verdict]) -> list[str]:
-    """The title, what the sweep ran and varied, and the verdicts on its hypotheses."""
+def _summary(sweep: Sweep, verdicts: Sequence[Verdict], warnings: Sequence[str]) -> list[str]:
+    """The title, what the sweep ran and varied, and what the reader must know first."""
     keys = ", ".join(f"`{k}`" for k in sweep.config_keys) or "nothing (one configuration)"
+    left = len({item.job for item in sweep.left_out if item.metric is None})
+    jobs = f"{len(sweep.runs) + left} jobs, {len(sweep.finished)} finished"  # pruned: below
+    jobs += f", {left} left out (*Left out*)" if left else ""
     return [
         f"# Sweep report: {sweep.path.name}",
         "",
-        f"{len(sweep.runs)} jobs, {len(sweep.finished)} finished; configurations differ by "
-        f"{keys}; {_replicates(sweep)}.",
-        *hypotheses_section(verdicts),
+        f"{jobs}; configurations differ by {keys}; {_replicates(sweep)}.",
+        *(line for warning in warnings for line in ("", warning)),
+    ]
+
+
+def _left_out_inputs(sweep: Sweep, verdicts: Sequence[Verdict]) -> list[str]:
+    """The jobs and values the statistics leave out, each named: what :mod:`.inputs` left
+    out on reading, and the metrics a run lacks that its configuration's others have."""
+    watched = {*TABLE_METRICS, *PRIMARY_METRICS, *STABILITY_METRICS}
+    watched |= {v.hypothesis.metric for v in verdicts}
+    items = [*sweep.left_out, *missing_metrics(sweep.configurations(), watched)]
+    if not items:
+        return []
+    return [
+        "",
+        "## Left out",
+        "",
+        f"{len(items)} input{'s' * (len(items) > 1)} the statistics below do not use, "
+        "each named: a job's whole runs where its record is damaged, its config is missing "
+        "or it ran other code than the sweep's; one metric of a run where that value is not "
+        "a number or missing.",
+        "",
+        *(item.line for item in items),
     ]
 
 
@@ -171,7 +211,10 @@ def _lr_window(sweep: Sweep, target: float) -> tuple[list[str], list[tuple[str, 
         "## Learning-rate window",
         "",
         "Best learning rate per configuration: the highest mean final `val/seq_acc` "
-        "over its runs, a diverged run counting as 0.",
+        "over its runs, a diverged run counting as 0; rates that share it (to three places) "
+        "are a tie, named as one, with no best among them. The highest mean describes the "
+        "runs; which differences the seeds show is for *Paired comparisons* and "
+        "*Hypotheses* to say.",
         "",
         best_lrs,
     ]
@@ -229,19 +272,16 @@ def _settings(sweep: Sweep, key: str) -> str:
     return ", ".join(sorted(values, key=natural_key))
 
 
-def write_report(path: Path, target: float = 0.9, replicate_key: str = "seed") -> Path:
-    """Write the report of the sweep in ``path``; NotASweep or a ConfigError (a hypothesis
+def write_report(path: Path, **options) -> Path:
+    """Write the report of the sweep in ``path`` (``options``: :func:`.judgement.judge`'s):
+    ``report.md`` and its figures, ``report.json`` and ``runs.csv`` (:mod:`.data`) and the
+    TensorBoard run ``report``; NotASweep, MixedArithmetic or a ConfigError (a hypothesis
     the sweep cannot evaluate) before anything is written."""
-    sweep = load_sweep(path, replicate_key)
-    if not sweep.finished:
-        raise NotASweep(
-            f"{path}: none of its {len(sweep.runs)} jobs has finished yet (no metrics.json); "
-            "nothing to report"
-        )
-    verdicts = judge_sweep(sweep, read_hypotheses(sweep))
-    text, figures = render(sweep, target, verdicts)
+    judged = judge(path, **options)
+    text, figures = render(judged)
     report = path / "report.md"
     report.write_text(text)
+    write_data(judged)
     sections = text.split("\n## ")
     tables = "\n## ".join(s for s in sections if not s.startswith("Figures"))  # images instead
     write_tensorboard(path, tables, figures)
@@ -261,11 +301,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--replicate-key", default="seed", help="the override whose runs are averaged (seed)"
     )
+    parser.add_argument(
+        "--allow-mixed-code",
+        action="store_true",
+        help="keep jobs that ran other code than most of the sweep's in the statistics",
+    )
+    parser.add_argument(
+        "--allow-mixed-arithmetic",
+        action="store_true",
+        help="compare jobs that ran different torch versions, processors or thread counts",
+    )
     args = parser.parse_args(argv)
     quiet_library_notices()
     try:
-        report = write_report(args.sweep, args.target, args.replicate_key)
-    except (NotASweep, ConfigError) as error:
+        report = write_report(
+            args.sweep,
+            target=args.target,
+            replicate_key=args.replicate_key,
+            allow_mixed_code=args.allow_mixed_code,
+            allow_mixed_arithmetic=args.allow_mixed_arithmetic,
+        )
+    except (NotASweep, MixedArithmetic, SequentialRecordDamaged, ConfigError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     print(report.read_text())  # the tables, readable in the terminal too

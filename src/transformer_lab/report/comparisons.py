@@ -1,35 +1,38 @@
 """Paired comparisons: along every swept key, each pair of its values A and B with every
 other key equal, the difference A - B of each primary metric, its 95% interval and one
-word. An exploratory table, each row at 95% on its own; the sweep's pre-registered claims
-are judged together in :mod:`.verdicts`.
+word. An exploratory table, each row at 5% on its own; the sweep's pre-registered claims
+are judged together in :mod:`.verdicts`, and a row one of them judges says so.
 
 Continuous metrics: the runs of A and B are paired by seed (the replicate key) where both
 sides ran it, and by the other keys a comparison does not hold fixed (a hypothesis may
 leave some free, :mod:`transformer_lab.sweep.hypotheses`); with fewer than two pairs the
-interval is Welch's, unpaired (:mod:`.statistics`). A diverged run has no final value of
-the metric: it is left out and counted in the row, unless the comparison says what it
-scores (a hypothesis's ``diverged_value``).
+comparison is unpaired (:mod:`.statistics`). A diverged run has no final value of the
+metric: it is left out and counted in the row, unless the comparison says what it scores
+(a hypothesis's ``diverged_value``). The word comes from the exact test (the sign-flip or
+permutation test, :mod:`.exact`), two-sided; the interval beside it is Student t's
+(Welch's unpaired), which assumes normal differences, a description of the spread.
 
 Outcomes (``outcome/learned``, where the sweep's runs did not all end alike): the rates of
 learned runs, every finished run counted and a diverged one as not learned, compared by
 Newcombe's interval and Boschloo's exact test (:mod:`.proportions`).
 
-The word is ``A better`` or ``B better`` when the interval excludes 0 (better: a higher
-accuracy or rate, a lower loss), ``no difference detected`` when it does not,
-``inconclusive (n=1)`` when a configuration on either side has a single run left, and
-``inconclusive (no spread)`` when every paired difference (or every value) is the same:
-a t interval needs a spread to judge by.
+The word is ``A better`` or ``B better`` when the exact test's two-sided p-value (twice
+the smaller one-sided one) is at most 5% (better: a higher accuracy or rate, a lower
+loss), ``no difference detected`` otherwise, with the seeds that would detect the
+difference observed, or why this design cannot (3 pairs: the smallest two-sided p is
+1/4), and ``inconclusive (n=1)`` when a configuration on either side has a single run.
 """
 
 import itertools
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from transformer_lab.report.proportions import RateDifference
 from transformer_lab.report.statistics import (
-    MAX_SEEDS,
     Difference,
+    Power,
     paired_difference,
-    welch_difference,
+    unpaired_difference,
 )
 from transformer_lab.report.sweep import NOT_SET, Sweep, group_runs
 from transformer_lab.report.table import EMPTY, markdown, metric_format
@@ -40,20 +43,24 @@ from transformer_lab.sweep.hypotheses import same_value
 from transformer_lab.training.metric_names import higher_is_better, metric_range
 
 PRIMARY_METRICS = (LEARNED, "val/seq_acc", "val/seq_acc_auc", "val/loss")
+LEVEL = 0.05  # each row on its own, two-sided
 COMPARISONS = (
     "For each swept key and each pair of its values A and B, with every other key equal: "
     "the difference A − B and its 95% interval. Continuous metrics are paired by seed where "
-    "both sides ran it (Student t over the per-seed differences), Welch's unpaired interval "
-    "otherwise; a diverged run has no final value and is left out, counted. "
+    "both sides ran it, unpaired otherwise; the interval is Student t's over the per-seed "
+    "differences (Welch's unpaired), which assumes normal differences; a diverged run has no "
+    "final value and is left out, counted. "
     f"`{LEARNED}` compares the rates of runs that learned (every run counted, a diverged one "
-    "as not learned): Newcombe's interval of the difference of rates. `A better` or "
-    "`B better` when the interval excludes 0 (better: a higher accuracy or rate, a lower "
-    "loss), `no difference detected` when it does not, with the seeds per configuration at "
-    "which a true difference of the size observed would be found with 80% power (5%, "
-    "two-sided); `inconclusive (no spread)` when every difference is the same. Each row is "
-    "at 95% on its own, an exploration: among 20 comparisons of settings that do not "
-    "differ, about one reads `better` by chance. The claims an experiment stated before it "
-    "ran are judged together, under one error rate, in *Hypotheses*."
+    "as not learned): Newcombe's interval of the difference of rates. The word is an exact "
+    "test's, two-sided at 5%: the sign-flip test of the per-seed differences (the "
+    "permutation test of the runs unpaired), Boschloo's on the counts. `A better` or "
+    "`B better` (better: a higher accuracy or rate, a lower loss), `no difference detected` "
+    "otherwise, with the seeds per configuration at which a true difference of the size "
+    "observed would be found with 80% power, or why these seeds cannot find any (3 pairs: "
+    "no two-sided p below 1/4). Each row is at 5% on its own, an exploration: among 20 "
+    "comparisons of settings that do not differ, about one reads `better` by chance. The "
+    "claims an experiment stated before it ran are judged together, under one error rate, "
+    "in *Hypotheses*; a row such a claim judges names its verdict."
 )
 
 Settings = list[tuple[str, str]]  # [(key, value), ...]
@@ -111,21 +118,34 @@ class Comparison:
         return max(-span, found.low), min(span, found.high)
 
     @property
+    def p_two_sided(self) -> float | None:
+        """The exact test's two-sided p-value, twice the smaller one-sided one."""
+        found = self.difference
+        return None if found is None else min(1.0, 2 * min(found.p_greater, found.p_less))
+
+    @property
     def better(self) -> str | None:
-        """``"A better"`` or ``"B better"`` when the interval excludes 0, else None."""
-        interval = self.interval
-        if interval is None or interval[0] <= 0 <= interval[1]:
+        """``"A better"`` or ``"B better"`` when the exact test finds a difference at 5%
+        two-sided, else None."""
+        p = self.p_two_sided
+        if p is None or p > LEVEL:
             return None
-        a_higher = interval[0] > 0
+        a_higher = self.difference.p_greater < self.difference.p_less
         return "A better" if a_higher == higher_is_better(self.metric) else "B better"
 
     @property
     def word(self) -> str:
         if self.difference is None:
             return f"inconclusive (n={self.fewest})"
-        if self.no_spread:
-            return "inconclusive (no spread)"
         return self.better or "no difference detected"
+
+    def out_of_reach(self, alpha: float) -> str | None:
+        """Why no outcome of these runs could reach a one-sided p of ``alpha``: ``"3
+        pairs: the smallest one-sided p is 0.125"``; None where one could."""
+        found = self.difference
+        if found.smallest_p <= alpha:
+            return None
+        return f"{found.sizes}: the smallest one-sided p is {found.smallest_p:.2g}"
 
 
 def _has(run: Run, settings: Settings) -> bool:
@@ -143,7 +163,7 @@ def _fewest(sweep: Sweep, sides: list[list[Run]], metric: str, diverged_value) -
 
 
 def _continuous(sweep, metric, key, sides, fixed, diverged_value) -> Difference:
-    """Paired by seed and the free keys where two pairs or more exist, else Welch's; a run
+    """Paired by seed and the free keys where two pairs or more exist, else unpaired; a run
     whose pair is not unique pairs with none."""
     free = [k for k in sweep.config_keys if k != key and k not in dict(fixed)]
     pair_keys = [*free, sweep.replicate_key]
@@ -158,7 +178,7 @@ def _continuous(sweep, metric, key, sides, fixed, diverged_value) -> Difference:
     common = sorted(set(by_pair[0]) & set(by_pair[1]), key=lambda k: [natural_key(v) for v in k])
     if len(common) >= 2:
         return paired_difference([by_pair[0][k] for k in common], [by_pair[1][k] for k in common])
-    return welch_difference(*(metric_values(side, metric, diverged_value) for side in sides))
+    return unpaired_difference(*(metric_values(side, metric, diverged_value) for side in sides))
 
 
 def compare(
@@ -215,7 +235,7 @@ def pairing_cell(comparison: Comparison) -> str:
         unpaired = sum(with_value) - 2 * found.n_a
         cell += f" ({unpaired} unpaired left out)" if unpaired else ""
     else:
-        cell = f"Welch, {found.n_a} vs {found.n_b} runs"
+        cell = f"unpaired, {found.n_a} vs {found.n_b} runs"
     if comparison.two_valued:
         cell += f"; runs both learned and not: two-valued, see {LEARNED}"
     left_out = comparison.left_out
@@ -230,22 +250,23 @@ def pairing_cell(comparison: Comparison) -> str:
     return cell
 
 
-def seeds_text(seeds: int | None, power_of: str = "") -> str:
+def seeds_text(power: Power | None, power_of: str = "") -> str:
     """The seeds per configuration that would detect the difference observed."""
-    if seeds is None:
-        return "no difference observed"
-    if seeds > MAX_SEEDS:
-        return f"> {MAX_SEEDS} seeds per configuration for 80% power{power_of}"
-    return f"{seeds} seeds per configuration for 80% power{power_of}"
+    return "no difference observed" if power is None else power.text(power_of)
 
 
 def word_cell(comparison: Comparison) -> str:
     if comparison.better:
         return f"**{comparison.better}**"
-    if comparison.interval is not None:
-        seeds = comparison.difference.seeds_for_power(0.05, two_sided=True)
-        return f"{comparison.word} ({seeds_text(seeds)})"
-    return comparison.word
+    if comparison.difference is None:
+        return comparison.word
+    unreachable = comparison.out_of_reach(LEVEL / 2)
+    if unreachable:
+        return f"{comparison.word} ({unreachable}, above {LEVEL / 2:g})"
+    seeds = comparison.difference.seeds_for_power(LEVEL, two_sided=True)
+    if seeds is None:
+        return f"{comparison.word} (the difference observed is 0)"
+    return f"{comparison.word} ({seeds_text(seeds)})"
 
 
 def _metrics(finished: list[Run]) -> list[str]:
@@ -255,34 +276,84 @@ def _metrics(finished: list[Run]) -> list[str]:
     return [LEARNED, *metrics] if len(outcomes) > 1 else metrics
 
 
-def comparison_tables(sweep: Sweep) -> list[tuple[str, str]]:
-    """``[(key, markdown table)]``: per swept key, a row per pair of its values, per
-    combination of the other keys and per primary metric the runs report."""
+def _judged_by(
+    judged: Sequence, key: str, pair: tuple[str, str], fixed: Settings, metric: str
+) -> list:
+    """The verdicts (of ``judged``, :class:`~.verdicts.Verdict`) on the rules that compare
+    this row: the same key, values, metric and held keys."""
+    found = []
+    for verdict in judged:
+        h = verdict.hypothesis
+        same_values = all(any(same_value(v, p) for p in pair) for v in h.values)
+        held = dict(h.fixed)
+        same_fixed = len(held) == len(fixed) and all(
+            k in held and same_value(held[k], v) for k, v in fixed
+        )
+        if h.key == key and h.metric == metric and same_values and same_fixed:
+            found.append(verdict)
+    return found
+
+
+@dataclass(frozen=True)
+class Row:
+    """One row of the comparisons: ``key`` at ``a`` against ``b`` with the other keys at
+    ``fixed``, on ``metric``, and the verdicts of the rules that compare the same."""
+
+    key: str
+    fixed: Settings
+    a: str
+    b: str
+    metric: str
+    comparison: Comparison
+    judged: list
+
+
+def comparison_rows(sweep: Sweep, judged: Sequence = ()) -> list[Row]:
+    """Per swept key, a row per pair of its values, per combination of the other keys and
+    per primary metric the runs report, with the verdicts of the rules (of ``judged``)
+    that compare the same."""
     finished = sweep.finished
     metrics = _metrics(finished)
-    tables = []
+    rows = []
     for key in sweep.config_keys:
         rest = [k for k in sweep.config_keys if k != key]
         values = sorted({r.overrides.get(key, NOT_SET) for r in finished}, key=natural_key)
-        rows = []
         for others in group_runs(finished, rest):
             fixed = list(zip(rest, others, strict=True))
             for a, b in itertools.combinations(values, 2):
                 for metric in metrics:
                     found = compare(sweep, metric, key, (a, b), fixed)
-                    if not (found.a and found.b):
-                        continue
-                    cells = [difference_cell(found), pairing_cell(found), word_cell(found)]
-                    rows.append([*others, a, b, metric, *cells])
+                    if found.a and found.b:
+                        verdicts = _judged_by(judged, key, (a, b), fixed, metric)
+                        rows.append(Row(key, fixed, a, b, metric, found, verdicts))
+    return rows
+
+
+def comparison_tables(sweep: Sweep, found_rows: Sequence[Row]) -> list[tuple[str, str]]:
+    """``[(key, markdown table)]`` of the ``found_rows`` (:func:`comparison_rows`), a table
+    per swept key; a row a hypothesis judges names its verdict."""
+    tables = []
+    for key in sweep.config_keys:
+        rest = [k for k in sweep.config_keys if k != key]
+        rows = []
+        for row in found_rows:
+            if row.key != key:
+                continue
+            found = row.comparison
+            word = word_cell(found) + "".join(
+                f"; hypothesis `{v.hypothesis.id}`: {v.word}" for v in row.judged
+            )
+            cells = [difference_cell(found), pairing_cell(found), word]
+            rows.append([*(v for _, v in row.fixed), row.a, row.b, row.metric, *cells])
         if rows:
             header = [*rest, "A", "B", "metric", "A − B [95% CI]", "interval of", "verdict"]
             tables.append((key, markdown(header, rows)))
     return tables
 
 
-def comparisons_section(sweep: Sweep) -> list[str]:
-    """The report's section, its tables under a heading per key; one line when every
-    configuration ran once."""
+def comparisons_section(sweep: Sweep, rows: Sequence[Row]) -> list[str]:
+    """The report's section, the ``rows`` (:func:`comparison_rows`) in a table per key;
+    one line when every configuration ran once."""
     if not sweep.config_keys:
         return []
     lines = ["", "## Paired comparisons", ""]
@@ -295,6 +366,6 @@ def comparisons_section(sweep: Sweep) -> list[str]:
         )
         return lines
     lines.append(COMPARISONS)
-    for key, table in comparison_tables(sweep):
+    for key, table in comparison_tables(sweep, rows):
         lines += ["", f"### `{key}`", "", table]
     return lines

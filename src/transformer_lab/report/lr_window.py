@@ -10,6 +10,9 @@ varies ``optim.lr`` the report draws, per configuration of the other varying key
 norm placement first of all), a heatmap of learning rate x warmup, and tabulates each
 configuration's best learning rate, its window (the rates at which every run was stable)
 and each seed's largest stable rate, the window's edge with its spread.
+"Best" is the highest mean, a description, not a tested difference; rates that share the
+highest mean as the table shows it (three places) are a tie, named as one: no best among
+equals.
 A run is stable by accuracy (:func:`learned`), not by a loss cut, which a stalled run can
 pass.
 
@@ -95,6 +98,35 @@ def _format_lr(value: str) -> str:
         return value
 
 
+def _best(scored: dict[str, float]) -> list[str]:
+    """The learning rates of the highest score as the table shows it (three places): one,
+    or several that tie, in natural order."""
+    top = f"{max(scored.values()):.3f}"
+    return [lr for lr in sorted(scored, key=natural_key) if f"{scored[lr]:.3f}" == top]
+
+
+def _best_cells(best: list[str], scored: dict[str, float], by_lr: dict, target: float) -> list[str]:
+    """The best rate and its runs' cells, or a tie named as one with empty cells."""
+    if len(best) > 1:
+        rates = ", ".join(_format_lr(lr) for lr in best)
+        return [f"tie: {rates} ({METRIC} {scored[best[0]]:.3f} each)", *[EMPTY] * 4]
+    runs = [r for r in by_lr[(best[0],)] if r.finished]
+    kept = [r for r in runs if not r.diverged]
+    return [
+        _format_lr(best[0]),
+        f"{len(runs) - len(kept)}/{len(runs)}",
+        interval_cell(
+            [r.metrics[METRIC] for r in kept if METRIC in r.metrics], ".3f", metric_range(METRIC)
+        ),
+        interval_cell(
+            [r.metrics["val/loss"] for r in kept if "val/loss" in r.metrics],
+            ".4f",
+            metric_range("val/loss"),
+        ),
+        steps_cell(runs, target),
+    ]
+
+
 def best_lr_table(sweep: Sweep, target: float) -> str | None:
     """Markdown, one row per configuration (every varying key but the learning rate and the
     seed): its best learning rate by :func:`score`, that learning rate's metrics, the
@@ -112,9 +144,6 @@ def best_lr_table(sweep: Sweep, target: float) -> str | None:
         scored = {lr: s for lr, s in scored.items() if s is not None}
         if not scored:
             continue
-        best = max(sorted(scored, key=natural_key), key=lambda lr: scored[lr])
-        runs = [r for r in by_lr[(best,)] if r.finished]
-        kept = [r for r in runs if not r.diverged]
         window = [
             _format_lr(lr)
             for lr in sorted(scored, key=natural_key)
@@ -123,19 +152,7 @@ def best_lr_table(sweep: Sweep, target: float) -> str | None:
         rows.append(
             [
                 *config,
-                _format_lr(best),
-                f"{len(runs) - len(kept)}/{len(runs)}",
-                interval_cell(
-                    [r.metrics[METRIC] for r in kept if METRIC in r.metrics],
-                    ".3f",
-                    metric_range(METRIC),
-                ),
-                interval_cell(
-                    [r.metrics["val/loss"] for r in kept if "val/loss" in r.metrics],
-                    ".4f",
-                    metric_range("val/loss"),
-                ),
-                steps_cell(runs, target),
+                *_best_cells(_best(scored), scored, by_lr, target),
                 ", ".join(window) or "none",
                 largest_by_seed(by_lr, target),
             ]

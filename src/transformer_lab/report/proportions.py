@@ -14,11 +14,13 @@ exact methods instead:
   level for any common rate. The pilot of post-norm with and without warmup, 5/5 against
   0/6, gives p = 0.0005 (Fisher: 0.0022).
 - The difference of the rates gets Newcombe's hybrid score interval (his method 10, from
-  the two Wilson intervals), which stays in [-1, 1] and, unlike the Wald interval, is not
-  of zero width at 0/n or n/n.
+  the two Wilson intervals; statsmodels' ``confint_proportions_2indep(method="newcomb")``),
+  which stays in [-1, 1] and, unlike the Wald interval, is not of zero width at 0/n or n/n.
 - The runs per configuration that would detect the observed rates' difference with 80%
-  power: statsmodels' normal approximation (``NormalIndPower`` on Cohen's h), never fewer
-  than the three runs a verdict needs.
+  power: the normal approximation on Cohen's h (statsmodels' ``NormalIndPower``, written
+  out: a closed form with no solver to fail), never fewer than the runs at which
+  Boschloo's test can reach the level at all (n/n against 0/n gives 4^-n: 3 runs a side
+  reach 0.016, 4 reach 0.0039) nor than the three runs a verdict needs.
 """
 
 import math
@@ -26,20 +28,20 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from scipy import stats
-from statsmodels.stats.power import NormalIndPower
-from statsmodels.stats.proportion import proportion_effectsize
+from statsmodels.stats.proportion import confint_proportions_2indep, proportion_effectsize
 
-from transformer_lab.report.statistics import CONFIDENCE, MAX_SEEDS, MIN_RUNS, POWER
+from transformer_lab.report.statistics import (
+    CONFIDENCE,
+    Power,
+    fewest_runs,
+)
+from transformer_lab.runs.outcome import LEARNED
+from transformer_lab.sweep.design import seeds_for
 
 
 def rate_interval(k: int, n: int) -> tuple[float, float]:
     """Clopper–Pearson's 95% interval of the rate of ``k`` successes in ``n`` runs."""
     found = stats.binomtest(k, n).proportion_ci(CONFIDENCE, method="exact")
-    return float(found.low), float(found.high)
-
-
-def _wilson(k: int, n: int) -> tuple[float, float]:
-    found = stats.binomtest(k, n).proportion_ci(CONFIDENCE, method="wilson")
     return float(found.low), float(found.high)
 
 
@@ -70,11 +72,10 @@ class RateDifference:
     @property
     def interval(self) -> tuple[float, float]:
         """Newcombe's hybrid score interval of the difference."""
-        p_a, p_b = self.k_a / self.n_a, self.k_b / self.n_b
-        (low_a, high_a), (low_b, high_b) = _wilson(self.k_a, self.n_a), _wilson(self.k_b, self.n_b)
-        low = self.estimate - math.sqrt((p_a - low_a) ** 2 + (high_b - p_b) ** 2)
-        high = self.estimate + math.sqrt((high_a - p_a) ** 2 + (p_b - low_b) ** 2)
-        return low, high
+        low, high = confint_proportions_2indep(
+            self.k_a, self.n_a, self.k_b, self.n_b, method="newcomb", alpha=1 - CONFIDENCE
+        )
+        return float(low), float(high)
 
     @property
     def p_greater(self) -> float:
@@ -84,15 +85,37 @@ class RateDifference:
     def p_less(self) -> float:
         return boschloo_greater(self.k_b, self.n_b, self.k_a, self.n_a)
 
-    def seeds_for_power(self, alpha: float, two_sided: bool = False) -> int | None:
+    @property
+    def smallest_p(self) -> float:
+        """The smallest one-sided p-value Boschloo's test of these run counts can give:
+        that of every run of one side learning and none of the other."""
+        return min(
+            boschloo_greater(self.n_a, self.n_a, 0, self.n_b),
+            boschloo_greater(0, self.n_a, self.n_b, self.n_b),
+        )
+
+    @property
+    def sizes(self) -> str:
+        return f"{self.n_a} against {self.n_b} runs"
+
+    def seeds_for_power(self, alpha: float, two_sided: bool = False) -> Power | None:
         """Runs per configuration for 80% power at level ``alpha`` (one-sided unless
         ``two_sided``) against the rates observed; None where they are equal."""
         p_a, p_b = self.k_a / self.n_a, self.k_b / self.n_b
         if p_a == p_b:
             return None
-        effect = abs(proportion_effectsize(p_a, p_b))
-        analysis, alternative = NormalIndPower(), "two-sided" if two_sided else "larger"
-        if analysis.power(effect, MIN_RUNS, alpha, alternative=alternative) >= POWER:
-            return MIN_RUNS
-        n = analysis.solve_power(effect, None, alpha, POWER, alternative=alternative)
-        return MIN_RUNS if n < MIN_RUNS else min(math.ceil(n), MAX_SEEDS + 1)
+        h = abs(proportion_effectsize(p_a, p_b))
+        critical = stats.norm.isf(alpha / (2 if two_sided else 1))
+
+        def power(n: int) -> tuple[float, bool]:  # NormalIndPower's, at equal sizes
+            shift = h * math.sqrt(n / 2)
+            found = stats.norm.sf(critical - shift) + two_sided * stats.norm.cdf(-critical - shift)
+            return float(found), False
+
+        return fewest_runs(power, self.seeds_to_reach(alpha / (2 if two_sided else 1)))
+
+    @staticmethod
+    def seeds_to_reach(alpha: float) -> int:
+        """The fewest runs a side at which Boschloo's test can give a one-sided p-value at
+        most ``alpha`` (n/n against 0/n: 4^-n, :func:`~transformer_lab.sweep.design.seeds_for`)."""
+        return seeds_for(LEARNED, alpha)

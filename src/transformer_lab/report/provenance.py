@@ -7,28 +7,16 @@ counts too), gets a warning naming which jobs ran what, since its differences be
 configurations may then be differences between code.
 """
 
-import json
-
+from transformer_lab.report.inputs import code_text
 from transformer_lab.report.sweep import Sweep
 from transformer_lab.runs.environment import PACKAGES, code_identities
 
 SHOWN = ("python", "transformer_lab", *PACKAGES, "platform", "cpu", "gpus", "torch_threads")
 
 
-def _code(identity: tuple) -> str:
-    version, commit, dirty = identity
-    if commit is None:
-        return f"transformer_lab {version} (not from a git checkout)"
-    return f"transformer_lab {version}, commit {commit[:12]}{' with changes' if dirty else ''}"
-
-
 def provenance_section(sweep: Sweep) -> list[str]:
     """Markdown lines, or none when no job wrote ``environment.json``."""
-    records = {}
-    for run in sweep.runs:
-        path = run.path / "environment.json"
-        if path.is_file():
-            records[run.name] = json.loads(path.read_text())
+    records = sweep.environments  # every job's that parses, those left out too
     if not records:
         return []
     lines = ["", "## Code and versions", ""]
@@ -43,10 +31,12 @@ def provenance_section(sweep: Sweep) -> list[str]:
             "",
         ]
         lines += [
-            f"- {_code(code)}: {_names(names)}" for code, names in sorted(codes.items(), key=str)
+            f"- {code_text(frozenset([code]))}: {_names(names)}"
+            for code, names in sorted(codes.items(), key=str)
         ]
+        lines += ["", "Jobs of other code than most of the sweep's are left out (*Left out*)."]
     else:
-        lines.append(f"Every job ran {_code(next(iter(codes)))}.")
+        lines.append(f"Every job ran {code_text(frozenset(codes))}.")
     rows = sorted({tuple(_cell(record.get(key)) for key in SHOWN) for record in records.values()})
     lines += ["", f"| {' | '.join(SHOWN)} |", f"|{' --- |' * len(SHOWN)}"]
     lines += [f"| {' | '.join(row)} |" for row in rows]  # one row unless the jobs differ

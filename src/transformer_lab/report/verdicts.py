@@ -9,15 +9,20 @@ what its numbers came from, and a folder may gather the jobs of several multirun
 ``multirun.yaml`` holds the last one's config only. Jobs that state one id with two rules
 are refused, as is a rule the sweep cannot evaluate, with the line the sweep's start gives.
 
-Each rule is a one-sided test in the direction it predicted: Boschloo's exact test on the
-counts for ``outcome/learned``, the paired t (or Welch's) test otherwise
-(:mod:`.comparisons`). The p-values of a sweep's hypotheses are adjusted together by
-Holm's method (:mod:`.family`): ``supported`` when the adjusted p-value in the predicted
-direction is at most the level (5%), ``contradicted`` when that of the other direction
-is, ``inconclusive`` otherwise, with the seeds per configuration that 80% power would
-need. A rule with no test to make is ``inconclusive`` with the reason, and still counts
-in the family: fewer than three runs on a side (``n=2``), no spread, or diverged runs on
-a continuous metric whose rule does not say what they score.
+Each rule is two one-sided tests, one for ``supported`` and one for ``contradicted``:
+the predicted direction and the other one (Boschloo's exact test on the counts for
+``outcome/learned``, the exact sign-flip or permutation test otherwise, :mod:`.exact`),
+or, for ``equivalent``, the two one-sided tests against the margin (TOST: both bounds
+excluded) and the test that the difference lies beyond it. All 2k p-values of a sweep's k
+rules form one family, adjusted by Holm's method (:mod:`.family`), so the chance of any
+false verdict, ``supported`` or ``contradicted``, is at most the level (5%), whatever the
+true differences. ``supported`` when the adjusted p-value of the first is at most the
+level, ``contradicted`` when that of the second is, ``inconclusive`` otherwise, with the
+seeds per configuration that 80% power would need, or ``inconclusive (too few seeds)``
+where no outcome of these runs could reach Holm's first step (3 pairs: no one-sided p
+below 1/8). A rule with no test to make is ``inconclusive`` with the reason, and still
+counts in the family: fewer than three runs on a side (``n=2``), or diverged runs on a
+continuous metric whose rule does not say what they score.
 
 A sequential sweep (``sequential.json`` in its folder) is judged at each of its looks, the
 runs of the first n seeds of each configuration, at the level split between the looks; a
@@ -40,11 +45,12 @@ from transformer_lab.report.comparisons import (
 )
 from transformer_lab.report.family import holm
 from transformer_lab.report.proportions import RateDifference
-from transformer_lab.report.statistics import MIN_RUNS
+from transformer_lab.report.statistics import MIN_RUNS, Difference, Power
 from transformer_lab.report.sweep import Sweep
 from transformer_lab.report.table import interval_cell, learned_cell, metric_format
 from transformer_lab.runs.outcome import LEARNED
 from transformer_lab.sweep.hypotheses import (
+    EQUIVALENT,
     Hypothesis,
     check_against_sweep,
     check_reported,
@@ -69,41 +75,65 @@ def read_hypotheses(sweep: Sweep) -> list[Hypothesis]:
 
 
 def untested(comparison: Comparison) -> str | None:
-    """Why a rule's comparison cannot be tested (``"n=2"``, ``"no spread"``, ``"2 diverged
-    runs left out"``), or None when it can."""
+    """Why a rule's comparison cannot be tested (``"n=2"``, ``"2 diverged runs left
+    out"``), or None when it can."""
     if comparison.difference is None or comparison.fewest < MIN_RUNS:
         return f"n={comparison.fewest}"
-    if comparison.no_spread:
-        return "no spread"
     left_out = sum(comparison.left_out)
     if left_out:
         return f"{left_out} diverged run{'s' * (left_out > 1)} without a value; set diverged_value"
     return None
 
 
-def directional_p(comparison: Comparison, predicted: str) -> tuple[float, float]:
-    """The one-sided p-values of the predicted direction and of the other one (1 and 1
-    for a comparison with no test)."""
+def equivalence_p(found: Difference, margin: float) -> tuple[float, float]:
+    """``(p_equivalent, p_beyond)`` of A - B against ``margin``: TOST, the larger p of the
+    tests that it is above -margin and below +margin; and the test that it lies beyond the
+    margin on either side, the smaller of those two p-values doubled (Bonferroni)."""
+    above_lower, below_upper = found.shifted(-margin), found.shifted(margin)
+    p_equivalent = max(above_lower.p_greater, below_upper.p_less)
+    p_beyond = min(1.0, 2 * min(above_lower.p_less, below_upper.p_greater))
+    return p_equivalent, p_beyond
+
+
+def rule_p(comparison: Comparison, hypothesis: Hypothesis) -> tuple[float, float]:
+    """The one-sided p-values for ``supported`` and for ``contradicted``: the predicted
+    direction and the other one, or equivalence and a difference beyond the margin (1
+    and 1 for a comparison with no test)."""
     if untested(comparison):
         return 1.0, 1.0
     found = comparison.difference
+    if hypothesis.predicted == EQUIVALENT:
+        return equivalence_p(found, hypothesis.margin)
     a_better = (found.p_greater, found.p_less)
     if not higher_is_better(comparison.metric):
         a_better = a_better[::-1]
-    return a_better if predicted == "A better" else a_better[::-1]
+    return a_better if hypothesis.predicted == "A better" else a_better[::-1]
 
 
 @dataclass(frozen=True)
 class Verdict:
     hypothesis: Hypothesis
     comparison: Comparison
-    p: float  # one-sided, the predicted direction
-    p_other: float  # one-sided, the other direction
-    adjusted: float  # Holm over the sweep's hypotheses
+    p: float  # one-sided: the predicted direction, or TOST
+    p_other: float  # one-sided: the other direction, or beyond the margin
+    adjusted: float  # Holm over the family: both p-values of every rule of the sweep
     adjusted_other: float
     level: float  # the family-wise level of the look that judged it
-    family: int  # hypotheses judged together
+    family: int  # p-values adjusted together: twice the rules
     look: int | None = None  # seeds per configuration of a sequential sweep's look
+    looks: int = 1  # a sequential sweep's looks, between which the level is split
+
+    @property
+    def first_step(self) -> float:
+        """What Holm's method asks of the smallest p-value of the family."""
+        return self.level / self.family
+
+    @property
+    def out_of_reach(self) -> str | None:
+        """Why no outcome of these runs could decide the rule, or None."""
+        if untested(self.comparison):
+            return None
+        return self.comparison.out_of_reach(self.first_step)
 
     @property
     def word(self) -> str:
@@ -114,35 +144,49 @@ class Verdict:
             return "supported"
         if self.adjusted_other <= self.level:
             return "contradicted"
+        if self.out_of_reach:
+            return "inconclusive (too few seeds)"
         return "inconclusive"
 
     @property
     def decided(self) -> bool:
         return self.word in ("supported", "contradicted")
 
-    def seeds_for_power(self) -> int | None:
+    @property
+    def design_p(self) -> tuple[float, float]:
+        """The two p-values as valid for the whole design: a sequential sweep's, at the
+        look that judged it, times its looks (the union bound over the looks, the split
+        of the level turned round), for a family across sweeps (:mod:`.lab`)."""
+        return min(1.0, self.looks * self.p), min(1.0, self.looks * self.p_other)
+
+    def seeds_for_power(self) -> Power | None:
         """Seeds per configuration for 80% power against the difference observed, at the
         level Holm's first step asks of the family (one-sided)."""
-        return self.comparison.difference.seeds_for_power(self.level / self.family)
+        found = self.comparison.difference
+        if self.hypothesis.predicted == EQUIVALENT:
+            return found.seeds_for_equivalence(self.hypothesis.margin, self.first_step)
+        return found.seeds_for_power(self.first_step)
 
 
 def judge_all(
-    sweep: Sweep, hypotheses: Sequence[Hypothesis], level: float = LEVEL
+    sweep: Sweep, hypotheses: Sequence[Hypothesis], level: float = LEVEL, looks: int = 1
 ) -> list[Verdict]:
-    """Every hypothesis's verdict, the family's p-values adjusted together."""
+    """Every hypothesis's verdict, both p-values of every rule adjusted together."""
     comparisons = [
         compare(sweep, h.metric, h.key, h.values, list(h.fixed), h.diverged_value)
         for h in hypotheses
     ]
-    p_values = [directional_p(c, h.predicted) for h, c in zip(hypotheses, comparisons, strict=True)]
-    adjusted = holm([p for p, _ in p_values])
-    adjusted_other = holm([q for _, q in p_values])
+    p_values = [rule_p(c, h) for h, c in zip(hypotheses, comparisons, strict=True)]
+    k = len(hypotheses)
+    adjusted = holm([p for p, _ in p_values] + [q for _, q in p_values])
     return [
-        Verdict(h, c, p, q, adj, adj_q, level, len(hypotheses))
-        for h, c, (p, q), adj, adj_q in zip(
-            hypotheses, comparisons, p_values, adjusted, adjusted_other, strict=True
-        )
+        Verdict(h, c, p, q, adjusted[i], adjusted[k + i], level, 2 * k, looks=looks)
+        for i, (h, c, (p, q)) in enumerate(zip(hypotheses, comparisons, p_values, strict=True))
     ]
+
+
+class SequentialRecordDamaged(ValueError):
+    """``sequential.json`` does not parse: no verdict can be given without its design."""
 
 
 def sequential_design(sweep: Sweep) -> tuple[SequentialDesign, list[str]] | None:
@@ -150,10 +194,17 @@ def sequential_design(sweep: Sweep) -> tuple[SequentialDesign, list[str]] | None
     path = sweep.path / FILE
     if not path.is_file():
         return None
-    record = json.loads(path.read_text())
-    design = SequentialDesign(
-        record["first"], record["budget"], record["level"], record["first_seed"]
-    )
+    try:
+        record = json.loads(path.read_text())
+        design = SequentialDesign(
+            record["first"], record["budget"], record["level"], record["first_seed"]
+        )
+    except (ValueError, KeyError, TypeError) as error:  # ConfigError too: a value out of range
+        raise SequentialRecordDamaged(
+            f"{path} is damaged ({type(error).__name__}): the sweep's looks and their levels "
+            "are unknown; allowed: the file the sweeper wrote (the same command writes it "
+            "again when it continues the sweep)"
+        ) from error
     return design, [str(seed) for seed in design.seeds]
 
 
@@ -173,18 +224,25 @@ def judge_looks(
     looks = [n for n in design.stages if seeds[n - 1] in ran] or design.stages[:1]
     verdicts: dict[str, Verdict] = {}
     for n in looks:
-        for verdict in judge_all(first_seeds(sweep, seeds, n), hypotheses, design.level_per_look):
+        judged = judge_all(
+            first_seeds(sweep, seeds, n), hypotheses, design.level_per_look, len(design.stages)
+        )
+        for verdict in judged:
             known = verdicts.get(verdict.hypothesis.id)
             if known is None or not known.decided:
                 verdicts[verdict.hypothesis.id] = replace(verdict, look=n)
     return [verdicts[h.id] for h in hypotheses]
 
 
-def judge_sweep(sweep: Sweep, hypotheses: Sequence[Hypothesis]) -> list[Verdict]:
-    """The sweep's verdicts: at its looks if it is sequential, else at once."""
+def judge_sweep(
+    sweep: Sweep,
+    hypotheses: Sequence[Hypothesis],
+    sequential: tuple[SequentialDesign, list[str]] | None = None,
+) -> list[Verdict]:
+    """The sweep's verdicts: at the looks of its ``sequential`` design
+    (:func:`sequential_design`) if it has one, else at once."""
     if not hypotheses:
         return []
-    sequential = sequential_design(sweep)
     if sequential is None:
         return judge_all(sweep, hypotheses)
     return judge_looks(sweep, hypotheses, *sequential)
@@ -197,7 +255,40 @@ def _side_cell(runs, h: Hypothesis) -> str:
     return interval_cell(values, metric_format(h.metric), metric_range(h.metric))
 
 
-def verdict_lines(verdict: Verdict) -> list[str]:
+def _test_text(verdict: Verdict) -> str:
+    """Which test judged the rule, with its p-values raw and adjusted."""
+    h, found = verdict.hypothesis, verdict.comparison.difference
+    test = "Boschloo's exact test" if isinstance(found, RateDifference) else found.test.text
+    if h.predicted == EQUIVALENT:
+        test = f"TOST within ±{h.margin:g} by two one-sided {test.replace(' test', ' tests', 1)}"
+        raw = f"p = {verdict.p:.2g} (beyond the margin {verdict.p_other:.2g})"
+    else:
+        raw = f"one-sided p = {verdict.p:.2g} (other direction {verdict.p_other:.2g})"
+    return (
+        f"{test}: {raw}, Holm-adjusted {verdict.adjusted:.2g} ({verdict.adjusted_other:.2g}) "
+        f"of {verdict.family} tests against {verdict.level:.3g}"
+    )
+
+
+def _undecided_text(verdict: Verdict) -> str:
+    """What it would take: the seeds for 80% power, or why these seeds could not decide."""
+    unreachable = verdict.out_of_reach
+    found = verdict.comparison.difference
+    if unreachable:
+        step = verdict.first_step
+        n = found.seeds_to_reach(step)
+        more = f"; {n} seeds could" if n else ""
+        return (
+            f"no outcome of these runs could decide it ({unreachable}, Holm's first step "
+            f"asks {step:.2g}){more}"
+        )
+    seeds = verdict.seeds_for_power()
+    if seeds is None and verdict.hypothesis.predicted == EQUIVALENT:
+        return "the difference observed is at or beyond the margin: no seeds would show it within"
+    return seeds_text(seeds, " at this level")
+
+
+def verdict_lines(verdict: Verdict, exploratory: bool = False) -> list[str]:
     """A bullet: the verdict, the claim and its source, then the numbers behind it."""
     h, found = verdict.hypothesis, verdict.comparison
     sides = [
@@ -206,50 +297,72 @@ def verdict_lines(verdict: Verdict) -> list[str]:
     ]
     held = ", ".join(f"{k}={v}" for k, v in h.fixed)
     rule = f"`{h.metric}` by `{h.key}`" + (f" with {held}" if held else "")
-    test = "Boschloo" if isinstance(found.difference, RateDifference) else "t"
     result = f"A − B {difference_cell(found)} ({pairing_cell(found)})"
     if not untested(found):
-        result += (
-            f"; one-sided {test} p = {verdict.p:.2g}, Holm-adjusted {verdict.adjusted:.2g} "
-            f"(other direction {verdict.adjusted_other:.2g}) against {verdict.level:.3g}"
-        )
+        result += f"; {_test_text(verdict)}"
         if not verdict.decided:
-            result += f"; {seeds_text(verdict.seeds_for_power(), ' at this level')}"
+            result += f"; {_undecided_text(verdict)}"
     look = f" after {verdict.look} seeds" if verdict.look else ""
+    predicted = f"{EQUIVALENT} within ±{h.margin:g}" if h.predicted == EQUIVALENT else h.predicted
+    word = f"**{verdict.word}**" + (" (exploratory)" if exploratory else "")
     return [
-        f"- **{verdict.word}**{look} `{h.id}`: {h.claim} ({h.source})",
-        f"  {rule}: {'; '.join(sides)}; {result}; predicted: {h.predicted}.",
+        f"- {word}{look} `{h.id}`: {h.claim} ({h.source})",
+        f"  {rule}: {'; '.join(sides)}; {result}; predicted: {predicted}.",
     ]
 
 
-def hypotheses_section(verdicts: Sequence[Verdict]) -> list[str]:
-    """The report's first section: a bullet per verdict (none without hypotheses)."""
+VERDICTS = (
+    "What the experiment predicted before it ran. Each rule is two one-sided tests, one "
+    "for `supported` and one for `contradicted`: the direction predicted and the other one, "
+    "or, for `equivalent`, the two one-sided tests that the difference lies within the "
+    "margin (TOST) and the test that it lies beyond. The tests are exact, because a sweep "
+    "has few seeds and its runs often either learn or stall, so that no p-value may rest on "
+    "normal values: Boschloo's on the counts of runs that learned for `outcome/learned` (a "
+    "diverged run did not learn); on a continuous metric the sign-flip test of the "
+    "per-seed differences (the permutation test of the runs' labels where the seeds "
+    "differ), every assignment enumerated up to 9,999 of them, a seeded Monte Carlo "
+    "sample beyond. Both p-values of every rule are adjusted together by Holm's method, "
+    "which keeps the chance of any false verdict among them, `supported` or "
+    "`contradicted`, at 5%: `supported` when the first adjusted p-value is at most that, "
+    "`contradicted` when the second is, `inconclusive` otherwise, with the seeds per "
+    "configuration that would find the difference observed 4 times in 5 (the noncentral "
+    "t's power, an approximation of the exact test's). An exact test cannot go below one "
+    "over its arrangements (3 pairs: a one-sided p of 1/8), so where no outcome of the runs "
+    "could pass Holm's first step the rule is `inconclusive (too few seeds)` and says how "
+    "many would do. No verdict from fewer than three runs a side (`inconclusive (n=2)`), "
+    "or from a continuous metric whose diverged runs the rule does not score "
+    "(`diverged_value`). The intervals are descriptive: Student t's, Newcombe's for rates."
+)
+
+
+def hypotheses_section(
+    verdicts: Sequence[Verdict], changed_rule: str | None = None, unchecked: str | None = None
+) -> list[str]:
+    """The report's first section: a bullet per verdict (none without hypotheses); every
+    verdict exploratory where the rule changed after the runs (``changed_rule`` says how),
+    and why that could not be checked (``unchecked``)."""
     if not verdicts:
         return []
     first = verdicts[0]
     looks = (
         f" This sweep added seeds in stages and looked after each (seeds per configuration at "
         f"the looks: see each verdict); each look is at {first.level:.3g}, the level split "
-        "between the looks, so that the chance of any false verdict over all of them stays "
-        "at 5%."
+        f"between its {first.looks} looks, so that the chance of any false verdict over all "
+        "of them stays at 5%."
         if first.look
         else ""
+    )
+    warning = (
+        ["", f"**Rule changed after the runs: judged as exploratory.** {changed_rule}"]
+        if changed_rule
+        else []
     )
     return [
         "",
         "## Hypotheses",
+        *warning,
         "",
-        "What the experiment predicted before it ran, each a one-sided test in the direction "
-        f"predicted: Boschloo's exact test on the counts of runs that learned for `{LEARNED}` "
-        "(a diverged run did not learn), the paired t test (Welch's unpaired) otherwise. The "
-        f"{len(verdicts)} p-values are adjusted together by Holm's method, which keeps the "
-        "chance of any false `supported` among them at 5%: `supported` when the adjusted "
-        "p-value is at most that, `contradicted` when the other direction's is, "
-        "`inconclusive` otherwise, with the seeds per configuration that would find the "
-        "difference observed 4 times in 5. No verdict from fewer than three runs a side "
-        "(`inconclusive (n=2)`), from differences that are all the same (`inconclusive (no "
-        "spread)`), or from a continuous metric whose diverged runs the rule does not score "
-        f"(`diverged_value`).{looks}",
+        f"{VERDICTS}{looks}" + (f" {unchecked}" if unchecked else ""),
         "",
-        *(line for verdict in verdicts for line in verdict_lines(verdict)),
+        *(line for verdict in verdicts for line in verdict_lines(verdict, bool(changed_rule))),
     ]

@@ -21,11 +21,14 @@ FILE = "sweep.json"
 @dataclass(frozen=True)
 class SweepRecord:
     """``orig_argv``/``argv``: ``sys.orig_argv``/``sys.argv`` of the sweep's process;
-    ``swept``: the keys the sweep varies, one spelling each (``model.norm``)."""
+    ``swept``: the keys the sweep varies, one spelling each (``model.norm``); ``rule``: the
+    fingerprint of the rule its hypotheses are judged by, as it was at the sweep's first
+    start (:func:`transformer_lab.sweep.hypotheses.rule_hash`)."""
 
     orig_argv: tuple[str, ...]
     argv: tuple[str, ...]
     swept: frozenset[str]
+    rule: str | None = None
 
     def write(self, sweep_dir: Path) -> Path:
         path = sweep_dir / FILE
@@ -42,4 +45,9 @@ class SweepRecord:
         if not path.is_file():
             return None
         record = json.loads(path.read_text())
-        return cls(tuple(record["orig_argv"]), tuple(record["argv"]), frozenset(record["swept"]))
+        return cls(
+            tuple(record["orig_argv"]),
+            tuple(record["argv"]),
+            frozenset(record["swept"]),
+            record.get("rule"),  # None: a sweep started before the rule was recorded
+        )

@@ -10,6 +10,8 @@ and in a sweep that they compare what its jobs run; and the launcher, which must
 each job's config composes (:mod:`.launchers`).
 """
 
+import logging
+
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 
@@ -18,9 +20,11 @@ from transformer_lab.config.jobs import job_configs, job_overrides, split_config
 from transformer_lab.config.validation import ConfigError
 from transformer_lab.job.checks import ModelBuilds, check_config, check_run, refuse
 from transformer_lab.runs.reader import overrides_of
+from transformer_lab.sweep.design import out_of_reach
 from transformer_lab.sweep.hypotheses import (
     check_outcome,
     check_sweep_start,
+    merged,
     parse_hypotheses,
     reported_by,
 )
@@ -28,7 +32,14 @@ from transformer_lab.sweep.launchers import check_launcher_applies
 from transformer_lab.sweep.naming import check_distinct_folders
 from transformer_lab.sweep.record import sweep_record
 from transformer_lab.sweep.search_space import check_warmup_range
-from transformer_lab.sweep.sequential import check_sequential, is_sequential
+from transformer_lab.sweep.sequential import (
+    LEVEL,
+    SequentialDesign,
+    check_sequential,
+    is_sequential,
+)
+
+log = logging.getLogger(__name__)
 
 
 class ConfigCheck(Callback):
@@ -78,3 +89,17 @@ class ConfigCheck(Callback):
             )
         except ConfigError as error:
             refuse(error)
+        if jobs is not None and hypotheses:
+            for line in reach(config, merged(hypotheses), [overrides_of(j) for j in jobs]):
+                log.warning(line)
+
+
+def reach(config: DictConfig, hypotheses: list, jobs: list[dict[str, str]]) -> list[str]:
+    """The rules the sweep's design cannot decide (:func:`.design.out_of_reach`): a
+    sequential sweep at its last look, with its budget of seeds."""
+    if not is_sequential(config.hydra):
+        return out_of_reach(hypotheses, jobs, LEVEL)
+    design = SequentialDesign.of_sweeper(config.hydra.sweeper)
+    seed_key = config.hydra.sweeper.seed_key
+    looks = len(design.stages)
+    return out_of_reach(hypotheses, jobs, design.level, looks, seed_key, design.budget)

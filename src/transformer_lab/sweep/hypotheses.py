@@ -15,7 +15,14 @@ evaluate (:mod:`transformer_lab.report.verdicts`)::
         key: optim.schedule          # the swept key compared, spelled as the report spells it
         values: [linear_warmup, constant]   # A and B
         fixed: {model.norm: post, depth: 6}  # other keys held at one value (may be empty)
-        predicted: A better          # or "B better"
+        predicted: A better          # or "B better", or "equivalent" with a margin:
+        margin: 0.05                 # |A - B| within it, on the metric's scale
+
+A rule that predicts ``equivalent`` claims that A and B differ by less than ``margin``
+(Xiong et al.'s "comparable results"): it is judged by two one-sided tests (TOST), never by
+a difference "not detected", which is no evidence of equality. Its margin is part of the
+claim, stated before the runs; on ``outcome/learned`` no exact test of a margin exists
+here, so equivalence takes a continuous metric.
 
 A diverged run has no final value of a continuous metric: unless the rule says what it
 scores (``diverged_value``, e.g. the metric's worst), a comparison with diverged runs is
@@ -32,9 +39,11 @@ not vary, a value it does not run, a direction other than the two. The sweep's
 exists, and the report again on a folder made before (or by hand).
 """
 
+import hashlib
+import json
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
@@ -54,7 +63,9 @@ from transformer_lab.training.metric_names import (
     is_metric,
 )
 
-PREDICTIONS = ("A better", "B better")
+EQUIVALENT = "equivalent"
+DIRECTIONS = ("A better", "B better")
+PREDICTIONS = (*DIRECTIONS, EQUIVALENT)
 FIELDS = (
     "id",
     "claim",
@@ -64,9 +75,10 @@ FIELDS = (
     "values",
     "fixed",
     "predicted",
+    "margin",
     "diverged_value",
 )
-OPTIONAL = ("fixed", "diverged_value")
+OPTIONAL = ("fixed", "margin", "diverged_value")
 ID_PATTERN = re.compile(r"[A-Za-z0-9_.-]+")
 
 
@@ -101,6 +113,7 @@ class Hypothesis:
     fixed: tuple[tuple[str, str], ...]  # ((key, value), ...)
     predicted: str  # one of PREDICTIONS
     diverged_value: float | None = None  # what a diverged run scores; None: inconclusive
+    margin: float | None = None  # |A - B| an ``equivalent`` rule allows, on the metric's scale
 
     def field(self, name: str) -> str:
         """The setting ``name`` of this hypothesis, as an error names it."""
@@ -159,14 +172,37 @@ def _parse_one(index: int, item) -> Hypothesis:
         raise InvalidSetting(f"{where}.fixed.{key}", fixed, "the key compared", "other keys")
     predicted = item["predicted"]
     if predicted not in PREDICTIONS:
-        raise InvalidSetting(f"{where}.predicted", predicted, "unknown", " or ".join(PREDICTIONS))
+        allowed = f"{', '.join(PREDICTIONS[:-1])} or {PREDICTIONS[-1]}"
+        raise InvalidSetting(f"{where}.predicted", predicted, "unknown", allowed)
+    margin = _margin(where, metric, predicted, item.get("margin"))
     diverged_value = item.get("diverged_value")
     if diverged_value is not None:
         if metric == LEARNED:
             reason = "an outcome counts a diverged run as not learned"
             raise InvalidSetting(f"{where}.diverged_value", diverged_value, reason, "null")
         check_number(f"{where}.diverged_value", diverged_value)
-    return Hypothesis(identity, claim, source, metric, key, (a, b), held, predicted, diverged_value)
+    return Hypothesis(
+        identity, claim, source, metric, key, (a, b), held, predicted, diverged_value, margin
+    )
+
+
+def _margin(where: str, metric: str, predicted: str, margin) -> float | None:
+    """The margin of an ``equivalent`` rule, which it needs (a number above 0); none for
+    a direction."""
+    if predicted != EQUIVALENT:
+        if margin is not None:
+            reason = f"a margin belongs to predicted: {EQUIVALENT}"
+            raise InvalidSetting(f"{where}.margin", margin, reason, "null")
+        return None
+    if metric == LEARNED:
+        reason = "no exact test of a margin on counts of runs"
+        allowed = "a continuous metric (val/seq_acc, val/seq_acc_auc, val/loss, ...)"
+        raise InvalidSetting(f"{where}.predicted", predicted, reason, allowed)
+    if margin is None:
+        reason = "an equivalence needs its margin"
+        raise InvalidSetting(f"{where}.margin", margin, reason, "a number > 0")
+    check_number(f"{where}.margin", margin, above=0)
+    return float(margin)
 
 
 def parse_hypotheses(items) -> list[Hypothesis]:
@@ -290,3 +326,19 @@ def check_outcome(cfg: DictConfig) -> None:
     if rule.metric not in reported:
         allowed = ", ".join(sorted(m for m in reported if m in FRACTION_METRICS))
         raise InvalidSetting("outcome.metric", rule.metric, "the run does not report it", allowed)
+
+
+def rule_hash(
+    hypotheses: Iterable[Hypothesis], outcome: OutcomeRule, design: dict | None = None
+) -> str:
+    """A fingerprint of the rule a sweep is judged by: its hypotheses (in id order, as
+    parsed, so that ``model/norm`` and ``model.norm`` are one rule), its runs' outcome
+    rule and a sequential sweep's ``design`` (looks and level). The sweep records it when it
+    starts (``sweep.json``); the report compares it with the rule its jobs ran with."""
+    rule = {
+        "hypotheses": [asdict(h) for h in sorted(hypotheses, key=lambda h: h.id)],
+        "outcome": asdict(outcome),
+        "design": design,
+    }
+    text = json.dumps(rule, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]

@@ -1,7 +1,10 @@
 """The Hydra callback that writes ``<sweep>/sweep.json`` (:mod:`transformer_lab.runs.sweep_record`)
-when a multirun starts, in the sweep's own process, before any job runs."""
+when a multirun starts, in the sweep's own process, before any job runs: among the rest, the
+fingerprint of the rule its hypotheses will be judged by, fixed before the runs (a sweep
+continued into its folder keeps its first start's)."""
 
 import sys
+from dataclasses import asdict, replace
 from pathlib import Path
 
 from hydra.core.override_parser.overrides_parser import OverridesParser
@@ -9,7 +12,23 @@ from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
 from transformer_lab.runs.hparams import swept_keys
+from transformer_lab.runs.outcome import OutcomeRule
 from transformer_lab.runs.sweep_record import SweepRecord
+from transformer_lab.sweep.hypotheses import parse_hypotheses, rule_hash
+from transformer_lab.sweep.sequential import SequentialDesign, is_sequential
+
+
+def sweep_rule(config: DictConfig) -> str:
+    """:func:`rule_hash` of the multirun ``config``: its hypotheses, its outcome rule and,
+    for a sequential sweep, its design."""
+    design = (
+        SequentialDesign.of_sweeper(config.hydra.sweeper) if is_sequential(config.hydra) else None
+    )
+    return rule_hash(
+        parse_hypotheses(config.get("hypotheses")),
+        OutcomeRule.of_config(config),
+        None if design is None else asdict(design),
+    )
 
 
 def sweep_record(config: DictConfig) -> SweepRecord:
@@ -23,9 +42,13 @@ def sweep_record(config: DictConfig) -> SweepRecord:
     if sweeper.get("seed_key"):
         varied.append(sweeper.seed_key)
     swept = swept_keys(typed, varied)
-    return SweepRecord(tuple(sys.orig_argv), tuple(sys.argv), frozenset(swept))
+    return SweepRecord(tuple(sys.orig_argv), tuple(sys.argv), frozenset(swept), sweep_rule(config))
 
 
 class RecordSweep(Callback):
     def on_multirun_start(self, config: DictConfig, **kwargs) -> None:
-        sweep_record(config).write(Path(config.hydra.sweep.dir))
+        folder = Path(config.hydra.sweep.dir)
+        record, first = sweep_record(config), SweepRecord.read(folder)
+        if first is not None and first.rule is not None:  # a continued sweep: fixed before
+            record = replace(record, rule=first.rule)
+        record.write(folder)

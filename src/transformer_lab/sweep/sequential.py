@@ -6,12 +6,15 @@ A sweep that looks several times and stops where it sees a difference would, jud
 fixed level at every look, find a false difference far more often than that level. So the
 number of looks K is fixed before the first job (``first`` seeds per configuration, then
 doubled, up to ``budget``: 4, 8, 16 gives K = 3) and the family-wise level is split
-between them, ``level / K`` at each look (Holm across the hypotheses within a look,
-:mod:`transformer_lab.report.family`). By the union bound the chance of any false verdict
-at any look stays at the level, however the looks depend on each other. This is
-conservative: Pocock's or O'Brien–Fleming's boundaries spend less, but they hold for
-normal statistics, not for exact tests on counts of a few runs. The simulation in
-tests/report/test_sequential_error_rate.py checks the rate on the lab's own tests.
+between them, ``level / K`` at each look (Holm across both directions of every hypothesis
+within a look, :mod:`transformer_lab.report.family`). By the union bound the chance of any
+false verdict, ``supported`` or ``contradicted``, at any look stays at the level, however
+the looks depend on each other. This is conservative: Pocock's or O'Brien–Fleming's
+boundaries spend less, but they hold for normal statistics, not for exact tests on a few
+runs. A look whose seeds cannot pass Holm's first step decides nothing
+(:mod:`transformer_lab.sweep.design`), and the sweeper adds seeds. The simulation in
+tests/report/test_sequential_error_rate.py checks the rate of any false verdict on the
+lab's own tests (600 sweeps at 4, 8, 16 seeds: 4.2%).
 """
 
 from dataclasses import dataclass

@@ -1,0 +1,106 @@
+"""Exact tests of a difference on a continuous metric, from a sweep's few seeds.
+
+With three to eight seeds a side, a t test's p-value rests on the values being normal, which
+a sweep whose runs either learn or stall is not: three pairs can give a paired t p of 2e-5,
+where no test that only assumes the seeds exchangeable can go below 1/8. So the report's
+tests are permutation tests (``scipy.stats.permutation_test``), on the statistic a reader
+sees, the mean difference:
+
+- paired (runs of A and B that share a seed): the sign-flip test of the per-seed
+  differences. If the setting changed nothing, each difference was as likely to come out
+  with the other sign; the p-value is the share of the 2^n sign assignments whose mean is
+  at least the one observed. Its smallest value is 1/2^n one-sided: 3 pairs cannot go
+  below 1/8 (two-sided 1/4), 5 below 1/32, 6 below 1/64.
+- unpaired: the permutation test of the runs' labels, over the C(n_a + n_b, n_a) ways to
+  split the runs into the two sides (3 against 3: 20, smallest p 1/20).
+
+Both are exact: every assignment is enumerated while there are at most
+:data:`RESAMPLES` of them (up to 13 pairs, or 7 against 7 runs); beyond, a Monte Carlo test
+of :data:`RESAMPLES` random assignments (seeded, so a report is the same each time), whose
+p-value (k + 1) / (RESAMPLES + 1) keeps its level at any sample size (scipy's default
+9,999). What a design can reach at best, before any run, is
+:mod:`transformer_lab.sweep.design`'s. Shifted by a margin
+(``shift``), the same tests give the two one-sided tests of an equivalence (TOST): exact
+there too when the differences are symmetric about their mean (the effect is a shift).
+"""
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+from transformer_lab.sweep.design import RESAMPLES, seeds_to_reach, smallest_p
+
+SEED = 0  # the Monte Carlo tests' random assignments, the same in every report
+__all__ = ["RESAMPLES", "ExactTest", "permutation", "seeds_to_reach", "sign_flip", "smallest_p"]
+
+
+@dataclass(frozen=True)
+class ExactTest:
+    """One-sided p-values of ``A - B - shift`` above 0 (``p_greater``) and below
+    (``p_less``); the test's ``name``, the number of ``arrangements`` (sign assignments or
+    label splits) it has and whether it enumerated them all (``exact``)."""
+
+    p_greater: float
+    p_less: float
+    name: str  # "sign-flip" or "permutation"
+    arrangements: int
+    exact: bool
+
+    @property
+    def smallest_p(self) -> float:
+        """The smallest one-sided p-value this design can give at all."""
+        return 1 / self.arrangements if self.exact else 1 / (RESAMPLES + 1)
+
+    @property
+    def text(self) -> str:
+        """``"exact sign-flip test (all 8 sign assignments)"``."""
+        unit = "sign assignments" if self.name == "sign-flip" else "label assignments"
+        if self.exact:
+            return f"exact {self.name} test (all {self.arrangements:,} {unit})"
+        return f"Monte Carlo {self.name} test ({RESAMPLES:,} random {unit})"
+
+
+def _mean(x, axis):
+    return np.mean(x, axis=axis)
+
+
+def _mean_difference(x, y, axis):
+    return np.mean(x, axis=axis) - np.mean(y, axis=axis)
+
+
+def _both_directions(data: tuple, statistic, permutation_type: str) -> tuple[float, float]:
+    """``(p_greater, p_less)`` of one permutation test: the data's second row is the first
+    negated, whose ``greater`` p-value is the first's ``less``, under the same assignments."""
+    found = stats.permutation_test(
+        data,
+        statistic,
+        permutation_type=permutation_type,
+        alternative="greater",
+        vectorized=True,
+        n_resamples=RESAMPLES,
+        random_state=SEED,
+        axis=-1,
+    )
+    p_greater, p_less = (min(1.0, float(p)) for p in found.pvalue)
+    return p_greater, p_less
+
+
+def sign_flip(differences: Sequence[float], shift: float = 0.0) -> ExactTest:
+    """The sign-flip test of the per-seed ``differences`` minus ``shift``."""
+    shifted = np.asarray(differences, dtype=float) - shift
+    p_greater, p_less = _both_directions((np.stack([shifted, -shifted]),), _mean, "samples")
+    arrangements = 2 ** len(shifted)
+    return ExactTest(p_greater, p_less, "sign-flip", arrangements, arrangements <= RESAMPLES)
+
+
+def permutation(a: Sequence[float], b: Sequence[float], shift: float = 0.0) -> ExactTest:
+    """The permutation test of the runs ``a`` (minus ``shift``) against ``b``."""
+    x = np.asarray(a, dtype=float) - shift
+    y = np.asarray(b, dtype=float)
+    data = (np.stack([x, -x]), np.stack([y, -y]))
+    p_greater, p_less = _both_directions(data, _mean_difference, "independent")
+    arrangements = math.comb(len(x) + len(y), len(x))
+    return ExactTest(p_greater, p_less, "permutation", arrangements, arrangements <= RESAMPLES)
