@@ -45,9 +45,19 @@ def test_an_admin_run_profiles_its_omegas_on_the_first_batch_then_trains(compose
 
 @pytest.fixture(scope="module")
 def smoke_run(tmp_path_factory) -> tuple[Path, dict]:
-    """``(run folder, what train returned)`` of one run of experiment=smoke."""
+    """``(run folder, what train returned)`` of one run of experiment=smoke, its outcome
+    judged at step 10 too."""
     run = tmp_path_factory.mktemp("smoke") / "run"
-    return run, train(compose_run(run, TINY))
+    return run, train(compose_run(run, [*TINY, "outcome.at_steps=[10]"]))
+
+
+def test_a_run_records_its_outcome_at_each_budget_from_its_own_validation(smoke_run):
+    run, _ = smoke_run
+    written = json.loads((run / "metrics.json").read_text())
+    at_ten = dict(read_scalars(run)["val/seq_acc"])[9]  # the validation after update 10
+    assert written["val/seq_acc@10"] == pytest.approx(at_ten)
+    assert written["outcome@10"] == ("learned" if at_ten >= 0.5 else "stalled")
+    assert written["outcome_rule"].endswith("(also at steps 10)")
 
 
 def test_run_writes_config_checkpoints_events_and_metrics(smoke_run):

@@ -164,7 +164,8 @@ def record_run(
     output_dir = context.output_dir
     for logger in trainer.loggers:
         logger.save()  # the events on disk, to read the val/seq_acc curve back
-    curve = curve_metrics(read_scalars(output_dir).get(CURVE_TAG, []), cfg.target_seq_acc)
+    scalars = read_scalars(output_dir)
+    curve = curve_metrics(scalars.get(CURVE_TAG, []), cfg.target_seq_acc)
     summary = curve | training_stability(trainer)
     record = dict(sorted((metrics | summary).items()))
     record |= {"global_step": trainer.global_step, "train_seconds": round(train_seconds, 1)}
@@ -175,6 +176,7 @@ def record_run(
     record |= how_fit_ended(trainer, diverged_at)
     rule = OutcomeRule.of_config(cfg)
     record |= {"outcome": rule.classify(record), "outcome_rule": rule.text}
+    record |= rule.classify_at(scalars.get(rule.metric, []), diverged_at)
     record["weights_tested"] = weights_tested  # test*/* scored the last or the best weights
     (output_dir / "metrics.json").write_text(json.dumps(record, indent=2) + "\n")
     run = {"run/diverged": metrics["diverged"], "run/train_seconds": train_seconds}

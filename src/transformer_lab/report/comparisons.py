@@ -37,7 +37,7 @@ from transformer_lab.report.statistics import (
 from transformer_lab.report.sweep import NOT_SET, Sweep, group_runs
 from transformer_lab.report.table import EMPTY, markdown, metric_format
 from transformer_lab.runs.order import natural_key
-from transformer_lab.runs.outcome import LEARNED
+from transformer_lab.runs.outcome import LEARNED, is_learned
 from transformer_lab.runs.reader import Run
 from transformer_lab.sweep.hypotheses import same_value
 from transformer_lab.training.metric_names import higher_is_better, metric_range
@@ -94,7 +94,7 @@ class Comparison:
     @property
     def left_out(self) -> tuple[int, int]:
         """The diverged runs of A and of B that have no value of a continuous metric."""
-        if self.metric == LEARNED or self.diverged_value is not None:
+        if is_learned(self.metric) or self.diverged_value is not None:
             return 0, 0
         return sum(r.diverged for r in self.a), sum(r.diverged for r in self.b)
 
@@ -155,7 +155,7 @@ def _has(run: Run, settings: Settings) -> bool:
 def _fewest(sweep: Sweep, sides: list[list[Run]], metric: str, diverged_value) -> int:
     """The fewest runs with a value among the configurations on either side."""
     counts = [
-        len(runs if metric == LEARNED else metric_values(runs, metric, diverged_value))
+        len(runs if is_learned(metric) else metric_values(runs, metric, diverged_value))
         for side in sides
         for runs in group_runs(side, sweep.config_keys).values()
     ]
@@ -194,12 +194,12 @@ def compare(
     fewest = _fewest(sweep, sides, metric, diverged_value)
     if fewest < 2:
         difference = None
-    elif metric == LEARNED:
-        counts = [(sum(r.outcome == "learned" for r in side), len(side)) for side in sides]
+    elif is_learned(metric):
+        counts = [(sum(r.learned(metric) for r in side), len(side)) for side in sides]
         difference = RateDifference(*counts[0], *counts[1])
     else:
         difference = _continuous(sweep, metric, key, sides, fixed, diverged_value)
-    two_valued = metric != LEARNED and any(
+    two_valued = not is_learned(metric) and any(
         len({r.outcome == "learned" for r in runs}) > 1
         for side in sides
         for runs in group_runs(side, sweep.config_keys).values()

@@ -23,7 +23,7 @@ from transformer_lab.report.statistics import estimate
 from transformer_lab.report.sweep import Sweep, load_sweep
 from transformer_lab.report.table import TABLE_METRICS
 from transformer_lab.report.verdicts import Verdict
-from transformer_lab.runs.outcome import LEARNED
+from transformer_lab.runs.outcome import is_learned
 from transformer_lab.runs.reader import Run
 from transformer_lab.training.metric_names import metric_range
 
@@ -165,8 +165,8 @@ def _comparison(row: Row) -> dict:
 def _side(verdict: Verdict, value: str, runs: list[Run]) -> dict:
     h = verdict.hypothesis
     side = {"value": value, "jobs": [r.name for r in runs]}
-    if h.metric == LEARNED:
-        return side | {"learned": sum(r.outcome == "learned" for r in runs)}
+    if is_learned(h.metric):
+        return side | {"learned": sum(r.learned(h.metric) for r in runs)}
     return side | {"values": metric_values(runs, h.metric, h.diverged_value)}
 
 

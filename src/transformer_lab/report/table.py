@@ -20,6 +20,7 @@ from transformer_lab.report.proportions import rate_interval
 from transformer_lab.report.statistics import Bounds, censored_median, estimate
 from transformer_lab.report.sweep import Sweep
 from transformer_lab.runs import learning_curve
+from transformer_lab.runs.outcome import LEARNED
 from transformer_lab.runs.reader import Run
 from transformer_lab.training.metric_names import STABILITY_METRICS, metric_range
 
@@ -96,9 +97,10 @@ def steps_cell(runs: list[Run], target: float) -> str:
     return f"> {math.floor(median.value)} {counts}"
 
 
-def learned_cell(runs: list[Run]) -> str:
-    """``"2/3 [0.094, 0.992]"``: the finished runs that learned and the rate's exact interval."""
-    k, n = sum(r.outcome == "learned" for r in runs), len(runs)
+def learned_cell(runs: list[Run], metric: str = LEARNED) -> str:
+    """``"2/3 [0.094, 0.992]"``: the finished runs that learned (by the budget ``metric``
+    names, ``outcome/learned@400``; at the end by default) and the rate's exact interval."""
+    k, n = sum(r.learned(metric) for r in runs), len(runs)
     low, high = rate_interval(k, n)
     return f"{k}/{n} [{low:.3f}, {high:.3f}]"
 

@@ -48,7 +48,7 @@ from transformer_lab.report.proportions import RateDifference
 from transformer_lab.report.statistics import MIN_RUNS, Difference, Power
 from transformer_lab.report.sweep import Sweep
 from transformer_lab.report.table import interval_cell, learned_cell, metric_format
-from transformer_lab.runs.outcome import LEARNED
+from transformer_lab.runs.outcome import LEARNED, budget_of, is_learned
 from transformer_lab.sweep.hypotheses import (
     EQUIVALENT,
     Hypothesis,
@@ -70,8 +70,15 @@ def read_hypotheses(sweep: Sweep) -> list[Hypothesis]:
     if hypotheses:
         check_against_sweep(hypotheses, [r.overrides for r in sweep.runs], sweep.replicate_key)
         reported = {metric for run in sweep.finished for metric in run.metrics} | {LEARNED}
+        reported |= {m for h in hypotheses if is_learned(m := h.metric) and _recorded(sweep, m)}
         check_reported(hypotheses, reported, "finished run")
     return hypotheses
+
+
+def _recorded(sweep: Sweep, metric: str) -> bool:
+    """Whether the sweep's finished runs recorded the outcome at ``metric``'s budget."""
+    budget = budget_of(metric)
+    return any(run.outcome_at(budget) is not None for run in sweep.finished)
 
 
 def untested(comparison: Comparison) -> str | None:
@@ -249,8 +256,8 @@ def judge_sweep(
 
 
 def _side_cell(runs, h: Hypothesis) -> str:
-    if h.metric == LEARNED:
-        return learned_cell(runs) if runs else "no runs"
+    if is_learned(h.metric):
+        return learned_cell(runs, h.metric) if runs else "no runs"
     values = metric_values(runs, h.metric, h.diverged_value)
     return interval_cell(values, metric_format(h.metric), metric_range(h.metric))
 

@@ -18,7 +18,7 @@ from transformer_lab.runs import sweep_record
 from transformer_lab.runs.hparams import override_key
 from transformer_lab.runs.layout import stop_record
 from transformer_lab.runs.learning_curve import Points, read_scalars
-from transformer_lab.runs.outcome import OutcomeRule
+from transformer_lab.runs.outcome import OutcomeRule, budget_of, outcome_key
 from transformer_lab.runs.study_record import TRIAL_KEY
 
 
@@ -56,6 +56,18 @@ class Run:
         return self.metrics.get("outcome") or OutcomeRule.of_config(self.config).classify(
             self.metrics
         )
+
+    def outcome_at(self, step: int | None) -> str | None:
+        """The outcome at budget ``step`` (``outcome@<step>`` of ``metrics.json``, for a rule
+        with ``at_steps``), the final one for None; None when not recorded."""
+        if step is None:
+            return self.outcome
+        return (self.metrics or {}).get(outcome_key(step))
+
+    def learned(self, metric: str) -> bool:
+        """Whether the run learned by the budget a learned-rate ``metric`` names
+        (``outcome/learned``, ``outcome/learned@400``)."""
+        return self.outcome_at(budget_of(metric)) == "learned"
 
     @property
     def failure_reason(self) -> str | None:

@@ -15,7 +15,7 @@ import math
 from collections import Counter
 from collections.abc import Sequence
 
-from transformer_lab.runs.outcome import LEARNED
+from transformer_lab.runs.outcome import LEARNED, is_learned
 from transformer_lab.sweep.hypotheses import Hypothesis
 
 RESAMPLES = 9999  # the exact tests enumerate up to this many arrangements, sample beyond
@@ -32,7 +32,7 @@ def smallest_p(n_a: int, n_b: int, paired: bool) -> float:
 def smallest_p_of(metric: str, n: int) -> float:
     """The smallest one-sided p-value a rule on ``metric`` can get from ``n`` seeds per
     configuration: Boschloo's 4^-n on counts, the sign-flip test's otherwise."""
-    return 4.0**-n if metric == LEARNED else smallest_p(n, n, paired=True)
+    return 4.0**-n if is_learned(metric) else smallest_p(n, n, paired=True)
 
 
 def seeds_to_reach(alpha: float, paired: bool) -> int | None:

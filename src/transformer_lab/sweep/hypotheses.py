@@ -50,7 +50,7 @@ from omegaconf import DictConfig, ListConfig, OmegaConf
 from transformer_lab.config.validation import InvalidSetting, check_number
 from transformer_lab.runs.hparams import override_key
 from transformer_lab.runs.order import natural_key
-from transformer_lab.runs.outcome import LEARNED, OutcomeRule
+from transformer_lab.runs.outcome import LEARNED, OutcomeRule, is_learned, learned_metric
 from transformer_lab.training.metric_names import (
     CURVE_METRICS,
     FRACTION_METRICS,
@@ -154,8 +154,8 @@ def _parse_one(index: int, item) -> Hypothesis:
     claim = _text_field(where, "claim", item["claim"])
     source = _text_field(where, "source", item["source"])
     metric = item["metric"]
-    if not isinstance(metric, str) or not (is_metric(metric) or metric == LEARNED):
-        allowed = f"{LEARNED}, {METRIC_CHOICES}"
+    if not isinstance(metric, str) or not (is_metric(metric) or is_learned(metric)):
+        allowed = f"{LEARNED}, {LEARNED}@<step> (outcome.at_steps), {METRIC_CHOICES}"
         raise InvalidSetting(f"{where}.metric", metric, "not a metric a run reports", allowed)
     key = override_key(_text_field(where, "key", item["key"]))
     values = item["values"]
@@ -177,7 +177,7 @@ def _parse_one(index: int, item) -> Hypothesis:
     margin = _margin(where, metric, predicted, item.get("margin"))
     diverged_value = item.get("diverged_value")
     if diverged_value is not None:
-        if metric == LEARNED:
+        if is_learned(metric):
             reason = "an outcome counts a diverged run as not learned"
             raise InvalidSetting(f"{where}.diverged_value", diverged_value, reason, "null")
         check_number(f"{where}.diverged_value", diverged_value)
@@ -194,7 +194,7 @@ def _margin(where: str, metric: str, predicted: str, margin) -> float | None:
             reason = f"a margin belongs to predicted: {EQUIVALENT}"
             raise InvalidSetting(f"{where}.margin", margin, reason, "null")
         return None
-    if metric == LEARNED:
+    if is_learned(metric):
         reason = "no exact test of a margin on counts of runs"
         allowed = "a continuous metric (val/seq_acc, val/seq_acc_auc, val/loss, ...)"
         raise InvalidSetting(f"{where}.predicted", predicted, reason, allowed)
@@ -297,6 +297,7 @@ def reported_by(cfg: DictConfig) -> set[str]:
     names = {f"{stage}/{metric}" for stage in stages for metric in metrics}
     names |= {f"{s}/{m}" for s in stages if s in TEST_STAGES for m in ORACLE_METRICS}
     names |= {*CURVE_METRICS, LEARNED}
+    names |= {learned_metric(step) for step in OutcomeRule.of_config(cfg).at_steps}
     if OmegaConf.select(cfg, "callbacks.training_stability", default=None) is not None:
         names |= set(STABILITY_METRICS)
     return names
@@ -326,6 +327,16 @@ def check_outcome(cfg: DictConfig) -> None:
     if rule.metric not in reported:
         allowed = ", ".join(sorted(m for m in reported if m in FRACTION_METRICS))
         raise InvalidSetting("outcome.metric", rule.metric, "the run does not report it", allowed)
+    max_steps = OmegaConf.select(cfg, "trainer.max_steps", default=None)
+    interval = OmegaConf.select(cfg, "trainer.val_check_interval", default=None)
+    for step in rule.at_steps:
+        validated = isinstance(interval, int) and (step % interval == 0 or step == max_steps)
+        if not isinstance(max_steps, int) or step > max_steps or not validated:
+            allowed = (
+                f"a step <= trainer.max_steps={max_steps} that the run validates at "
+                f"(a multiple of trainer.val_check_interval={interval})"
+            )
+            raise InvalidSetting("outcome.at_steps", step, "no validation there", allowed)
 
 
 def rule_hash(
