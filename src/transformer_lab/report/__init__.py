@@ -43,6 +43,7 @@ from transformer_lab.report.judgement import Judgement, judge
 from transformer_lab.report.lengths import length_table
 from transformer_lab.report.lr_window import best_lr_table, lr_heatmaps
 from transformer_lab.report.provenance import provenance_section
+from transformer_lab.report.regions import regions_section
 from transformer_lab.report.sweep import NotASweep, Sweep, group_runs
 from transformer_lab.report.table import (
     TABLE_METRICS,
@@ -97,7 +98,8 @@ def render(judged: Judgement) -> tuple[str, list[tuple[str, str]]]:
     sweep, target, verdicts = judged.sweep, judged.target, judged.verdicts
     lines = [*_summary(sweep, verdicts, judged.warnings), *_left_out_inputs(sweep, verdicts)]
     rule = judged.changed_rule, judged.unchecked_rule
-    lines += [*hypotheses_section(verdicts, *rule), *_final_metrics(sweep, target)]
+    regions, region_figures = regions_section(verdicts, sweep.path)
+    lines += [*hypotheses_section(verdicts, *rule), *regions, *_final_metrics(sweep, target)]
     lines += _stability(sweep)
     lines += comparisons_section(sweep, judged.rows)
     lines += _length_generalization(sweep)
@@ -105,7 +107,7 @@ def render(judged: Judgement) -> tuple[str, list[tuple[str, str]]]:
     lines += [*lr_window, *_left_out(sweep), *provenance_section(sweep)]
     figures, figure_lines = _figures(sweep)
     lines += [*figure_lines, *_output_change(sweep)]
-    return "\n".join(lines) + "\n", heatmaps + figures
+    return "\n".join(lines) + "\n", region_figures + heatmaps + figures
 
 
 def _summary(sweep: Sweep, verdicts: Sequence[Verdict], warnings: Sequence[str]) -> list[str]:

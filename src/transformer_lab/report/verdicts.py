@@ -54,6 +54,7 @@ from transformer_lab.sweep.hypotheses import (
     Hypothesis,
     check_against_sweep,
     check_reported,
+    expand_across,
     merged,
     parse_hypotheses,
 )
@@ -67,6 +68,7 @@ def read_hypotheses(sweep: Sweep) -> list[Hypothesis]:
     given = [r.config_as_given for r in sweep.runs if r.config_as_given is not None]
     lists = [parse_hypotheses(OmegaConf.select(c, "hypotheses", default=None)) for c in given]
     hypotheses = merged(h for found in lists for h in found)
+    hypotheses = expand_across(hypotheses, [r.overrides for r in sweep.runs])
     if hypotheses:
         check_against_sweep(hypotheses, [r.overrides for r in sweep.runs], sweep.replicate_key)
         reported = {metric for run in sweep.finished for metric in run.metrics} | {LEARNED}
@@ -371,5 +373,31 @@ def hypotheses_section(
         "",
         f"{VERDICTS}{looks}" + (f" {unchecked}" if unchecked else ""),
         "",
-        *(line for verdict in verdicts for line in verdict_lines(verdict, bool(changed_rule))),
+        *(
+            line
+            for verdict in verdicts
+            if verdict.hypothesis.base is None
+            for line in verdict_lines(verdict, bool(changed_rule))
+        ),
+        *_across_lines(verdicts),
     ]
+
+
+def _across_lines(verdicts: Sequence[Verdict]) -> list[str]:
+    """One bullet per rule judged across cells: how many cells decided which way; the cells
+    themselves are in *Where each claim holds* (:mod:`.regions`)."""
+    claims: dict[str, list[Verdict]] = {}
+    for verdict in verdicts:
+        if verdict.hypothesis.base is not None:
+            claims.setdefault(verdict.hypothesis.base, []).append(verdict)
+    lines = []
+    for base, cells in claims.items():
+        words = [v.word.split(" ")[0] for v in cells]
+        counts = ", ".join(f"{words.count(w)} {w}" for w in ("supported", "contradicted"))
+        lines.append(
+            f"- **across {', '.join(f'`{k}`' for k, _ in cells[0].hypothesis.cell)}** "
+            f"`{base}`: {cells[0].hypothesis.claim} ({cells[0].hypothesis.source}) "
+            f"{len(cells)} cells: {counts}, {words.count('inconclusive')} inconclusive "
+            "(*Where each claim holds*)."
+        )
+    return lines

@@ -17,6 +17,12 @@ evaluate (:mod:`transformer_lab.report.verdicts`)::
         fixed: {model.norm: post, depth: 6}  # other keys held at one value (may be empty)
         predicted: A better          # or "B better", or "equivalent" with a margin:
         margin: 0.05                 # |A - B| within it, on the metric's scale
+        across: [depth, optim.lr]    # optional: judged once in every cell of these keys
+
+A rule ``across`` keys is a claim about a region of the grid, not one point: it is judged
+in every combination of those keys' values that the sweep runs with both A and B (its id
+then ``post_needs_warmup[depth=6,optim.lr=0.001]``, the cell's values held fixed), each
+cell a rule of the sweep's family, and the report draws the map of where it holds.
 
 A rule that predicts ``equivalent`` claims that A and B differ by less than ``margin``
 (Xiong et al.'s "comparable results"): it is judged by two one-sided tests (TOST), never by
@@ -39,6 +45,7 @@ not vary, a value it does not run, a direction other than the two. The sweep's
 exists, and the report again on a folder made before (or by hand).
 """
 
+import dataclasses
 import hashlib
 import json
 import re
@@ -77,8 +84,9 @@ FIELDS = (
     "predicted",
     "margin",
     "diverged_value",
+    "across",
 )
-OPTIONAL = ("fixed", "margin", "diverged_value")
+OPTIONAL = ("fixed", "margin", "diverged_value", "across")
 ID_PATTERN = re.compile(r"[A-Za-z0-9_.-]+")
 
 
@@ -114,6 +122,9 @@ class Hypothesis:
     predicted: str  # one of PREDICTIONS
     diverged_value: float | None = None  # what a diverged run scores; None: inconclusive
     margin: float | None = None  # |A - B| an ``equivalent`` rule allows, on the metric's scale
+    across: tuple[str, ...] = ()  # judged in every cell of these keys (expand_across)
+    base: str | None = None  # a cell's rule: the id of the rule it was expanded from
+    cell: tuple[tuple[str, str], ...] = ()  # a cell's rule: its values of the across keys
 
     def field(self, name: str) -> str:
         """The setting ``name`` of this hypothesis, as an error names it."""
@@ -181,8 +192,26 @@ def _parse_one(index: int, item) -> Hypothesis:
             reason = "an outcome counts a diverged run as not learned"
             raise InvalidSetting(f"{where}.diverged_value", diverged_value, reason, "null")
         check_number(f"{where}.diverged_value", diverged_value)
+    across = item.get("across") or []
+    if not isinstance(across, list) or not all(isinstance(k, str) and k for k in across):
+        raise InvalidSetting(f"{where}.across", across, "not a list of keys", "[key, ...]")
+    across = tuple(override_key(k) for k in across)
+    clash = [k for k in across if k == key or k in dict(held)]
+    if clash:
+        reason = "compared or held fixed already"
+        raise InvalidSetting(f"{where}.across", clash[0], reason, "other keys the sweep varies")
     return Hypothesis(
-        identity, claim, source, metric, key, (a, b), held, predicted, diverged_value, margin
+        identity,
+        claim,
+        source,
+        metric,
+        key,
+        (a, b),
+        held,
+        predicted,
+        diverged_value,
+        margin,
+        across,
     )
 
 
@@ -228,6 +257,41 @@ def merged(hypotheses: Iterable[Hypothesis]) -> list[Hypothesis]:
                 f"hypotheses.{hypothesis.id}", hypothesis.claim, "stated twice", "one rule per id"
             )
     return list(by_id.values())
+
+
+def expand_across(hypotheses: list[Hypothesis], jobs: list[dict[str, str]]) -> list[Hypothesis]:
+    """Each rule ``across`` keys as one rule per cell that the ``jobs`` (their overrides)
+    run with both its values and its fixed keys, in the jobs' order of cells; the others as
+    they are. A key the jobs do not vary is refused, naming the rule."""
+    expanded = []
+    for h in hypotheses:
+        if not h.across:
+            expanded.append(h)
+            continue
+        varying = varying_keys(jobs)
+        for key in h.across:
+            if key not in varying:
+                allowed = ", ".join(varying) or "none"
+                raise InvalidSetting(h.field("across"), key, "the sweep does not vary it", allowed)
+        cells: list[tuple[tuple[str, str], ...]] = []
+        for job in jobs:
+            cell = tuple((k, job.get(k)) for k in h.across)
+            if any(v is None for _, v in cell) or cell in cells:
+                continue
+            runs_both = all(
+                any(dataclasses.replace(h, fixed=h.fixed + cell).runs(j, v) for j in jobs)
+                for v in h.values
+            )
+            if runs_both:
+                cells.append(cell)
+        for cell in sorted(cells, key=lambda c: [natural_key(v) for _, v in c]):
+            where = ",".join(f"{k}={v}" for k, v in cell)
+            expanded.append(
+                dataclasses.replace(
+                    h, id=f"{h.id}[{where}]", fixed=h.fixed + cell, across=(), base=h.id, cell=cell
+                )
+            )
+    return expanded
 
 
 def varying_keys(jobs: list[dict[str, str]]) -> list[str]:
@@ -314,6 +378,7 @@ def check_sweep_start(
     hypotheses = merged(hypotheses)
     if jobs is None or not hypotheses:
         return
+    hypotheses = expand_across(hypotheses, jobs)
     # a sweep narrowed on the command line (depth=6) need not compare what its experiment does
     check_against_sweep(hypotheses, jobs, instead="or hypotheses=[] to judge none")
     check_reported(hypotheses, reported, "job of the sweep")
