@@ -97,3 +97,23 @@ def test_an_across_key_the_sweep_does_not_vary_is_refused_by_name():
     jobs = [{"recipe": r, "depth": "6", "optim.lr": "0.001"} for r in ("warm", "cold")]
     with pytest.raises(InvalidSetting, match="across='depth': the sweep does not vary it"):
         expand_across([template], jobs)
+
+
+def test_rules_that_name_a_family_are_adjusted_within_it_only(tmp_path):
+    """Two claims over the same four cells, each its own family: every cell rule is adjusted
+    over the eight p-values of its claim, not the sixteen of the sweep."""
+    second = RULE.split("hypotheses:\n")[1].replace("id: warmup_helps", "id: warmup_helps_too")
+    both = RULE.replace(
+        "    across: [depth, optim.lr]\n", "    across: [depth, optim.lr]\n    family: one\n"
+    )
+    both += second.replace(
+        "    across: [depth, optim.lr]\n", "    across: [depth, optim.lr]\n    family: two\n"
+    )
+    make_sweep(tmp_path)
+    for config in tmp_path.glob("*/.hydra/config.yaml"):
+        config.write_text(both)
+    sweep = load_sweep(tmp_path)
+    verdicts = judge_all(sweep, read_hypotheses(sweep))
+    assert len(verdicts) == 8 and {v.family for v in verdicts} == {8}
+    firsts = [v for v in verdicts if "[depth=6,optim.lr=0.001]" in v.hypothesis.id]
+    assert [v.adjusted for v in firsts] == pytest.approx([8 * firsts[0].p] * 2)

@@ -13,10 +13,18 @@ The sweep folder is the ordinary one, with ``sequential.json`` (the design) besi
 ``sweep.json``; the report judges it at its looks. Started again into the same folder
 (``hydra.sweep.dir``), the sweep continues: a job whose folder holds ``metrics.json`` is
 not run again, and one stopped with a ``last.ckpt`` resumes from it.
+
+Two things make a grid of hours workable on a small machine. A configuration that no
+hypothesis compares is not run (a rule ``across`` cells names the cells it needs; a sweep
+without hypotheses runs its whole grid). And ``max_minutes`` stops launching jobs once that
+long has passed, a few jobs at a time, seeds before configurations (every configuration gets
+its first seed before any gets its second), so each invocation ends in about that time and
+the same command continues where it stopped.
 """
 
 import json
 import logging
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,13 +36,20 @@ from hydra.types import HydraContext, TaskFunction
 from omegaconf import DictConfig, OmegaConf
 
 from transformer_lab.config.jobs import SEQUENTIAL_SWEEPER, expand_sweep
+from transformer_lab.config.validation import check_number
 from transformer_lab.report.sweep import load_sweep
 from transformer_lab.report.verdicts import Verdict, judge_looks, read_hypotheses
 from transformer_lab.runs.reader import Run, overrides_of, read_jobs
-from transformer_lab.sweep.hypotheses import Hypothesis, same_value
+from transformer_lab.sweep.hypotheses import (
+    Hypothesis,
+    expand_across,
+    parse_hypotheses,
+    same_value,
+)
 from transformer_lab.sweep.sequential import FILE, LEVEL, SequentialDesign
 
 log = logging.getLogger(__name__)
+CHUNK = 8  # jobs launched at a time, between which max_minutes is checked
 
 
 @dataclass
@@ -46,6 +61,7 @@ class SequentialSweeperConf:
     budget: int = 16  # seeds per configuration at most; stages double up to it
     level: float = LEVEL  # family-wise, split between the looks
     first_seed: int = 0  # the seeds are first_seed, first_seed + 1, ...
+    max_minutes: float | None = None  # stop launching after this long; the command continues
 
 
 ConfigStore.instance().store(
@@ -65,8 +81,13 @@ def _compares(hypothesis: Hypothesis, cell: list[str]) -> bool:
 
 
 class SequentialSweeper(Sweeper):
-    def __init__(self, params, seed_key, first, budget, level, first_seed) -> None:
+    def __init__(
+        self, params, seed_key, first, budget, level, first_seed, max_minutes=None
+    ) -> None:
         self.params = dict(params or {})
+        if max_minutes is not None:
+            check_number("hydra.sweeper.max_minutes", max_minutes, above=0)
+        self.max_minutes = max_minutes
         self.seed_key = seed_key
         self.design = SequentialDesign(first, budget, level, first_seed)
         self.config: DictConfig | None = None
@@ -96,8 +117,8 @@ class SequentialSweeper(Sweeper):
         """The jobs of ``cells`` x ``seeds`` that have not finished; one stopped with a
         ``last.ckpt`` resumes from it."""
         jobs = []
-        for cell in cells:
-            for seed in seeds:
+        for seed in seeds:  # seeds before configurations: a stopped stage covers the grid
+            for cell in cells:
                 job = [*cell, f"{self.seed_key}={seed}"]
                 found = [run for run in done if _matches(run, job)]
                 if any(run.finished for run in found):
@@ -106,6 +127,17 @@ class SequentialSweeper(Sweeper):
                 resumable = [f"ckpt_path={path.resolve()}" for path in last if path.is_file()]
                 jobs.append(job + resumable[:1])
         return jobs
+
+    def compared(self, grid: list[list[str]]) -> list[list[str]]:
+        """The configurations some hypothesis compares (all of them without hypotheses)."""
+        hypotheses = parse_hypotheses(OmegaConf.select(self.config, "hypotheses", default=None))
+        if not hypotheses:
+            return grid
+        hypotheses = expand_across(hypotheses, [overrides_of(cell) for cell in grid])
+        return [cell for cell in grid if any(_compares(h, cell) for h in hypotheses)]
+
+    def out_of_time(self, started: float) -> bool:
+        return self.max_minutes is not None and time.monotonic() - started > 60 * self.max_minutes
 
     def look(self, sweep_dir: Path, stage: int) -> list[Verdict]:
         """The hypotheses judged on the sweep's runs so far, as the report judges them."""
@@ -123,16 +155,26 @@ class SequentialSweeper(Sweeper):
         (sweep_dir / FILE).write_text(
             json.dumps(self.design.record(self.seed_key), indent=2) + "\n"
         )
-        grid = self.grid(arguments)
+        grid = self.compared(self.grid(arguments))
         cells, returns = grid, []
+        started = time.monotonic()
         for stage in self.design.stages:
             jobs = self.stage_jobs(cells, self.design.seeds[:stage], read_jobs(sweep_dir))
             log.info(
                 "stage of %d seeds: %d configurations, %d jobs to run", stage, len(cells), len(jobs)
             )
-            if jobs:
-                returns.append(self.launcher.launch(jobs, initial_job_idx=self.job_index))
-                self.job_index += len(jobs)
+            for start in range(0, len(jobs), CHUNK):
+                if self.out_of_time(started):
+                    log.info(
+                        "stopped launching after hydra.sweeper.max_minutes=%g: %d jobs of this "
+                        "stage left; the same command continues the sweep",
+                        self.max_minutes,
+                        len(jobs) - start,
+                    )
+                    return returns
+                chunk = jobs[start : start + CHUNK]
+                returns.append(self.launcher.launch(chunk, initial_job_idx=self.job_index))
+                self.job_index += len(chunk)
             verdicts = self.look(sweep_dir, stage)
             undecided = [v.hypothesis for v in verdicts if not v.decided]
             cells = [cell for cell in grid if any(_compares(h, cell) for h in undecided)]

@@ -180,16 +180,23 @@ class Verdict:
 def judge_all(
     sweep: Sweep, hypotheses: Sequence[Hypothesis], level: float = LEVEL, looks: int = 1
 ) -> list[Verdict]:
-    """Every hypothesis's verdict, both p-values of every rule adjusted together."""
+    """Every hypothesis's verdict, both p-values of every rule of one family (the sweep's
+    unless rules name their own ``family``) adjusted together."""
     comparisons = [
         compare(sweep, h.metric, h.key, h.values, list(h.fixed), h.diverged_value)
         for h in hypotheses
     ]
     p_values = [rule_p(c, h) for h, c in zip(hypotheses, comparisons, strict=True)]
-    k = len(hypotheses)
-    adjusted = holm([p for p, _ in p_values] + [q for _, q in p_values])
+    families: dict[str | None, list[int]] = {}
+    for i, h in enumerate(hypotheses):
+        families.setdefault(h.family, []).append(i)
+    adjusted: dict[int, tuple[float, float]] = {}
+    for members in families.values():
+        k = len(members)
+        found = holm([p_values[i][0] for i in members] + [p_values[i][1] for i in members])
+        adjusted |= {i: (found[j], found[k + j]) for j, i in enumerate(members)}
     return [
-        Verdict(h, c, p, q, adjusted[i], adjusted[k + i], level, 2 * k, looks=looks)
+        Verdict(h, c, p, q, *adjusted[i], level, 2 * len(families[h.family]), looks=looks)
         for i, (h, c, (p, q)) in enumerate(zip(hypotheses, comparisons, p_values, strict=True))
     ]
 

@@ -18,11 +18,18 @@ evaluate (:mod:`transformer_lab.report.verdicts`)::
         predicted: A better          # or "B better", or "equivalent" with a margin:
         margin: 0.05                 # |A - B| within it, on the metric's scale
         across: [depth, optim.lr]    # optional: judged once in every cell of these keys
+        family: warmup_claims        # optional: the rules adjusted together (default: all)
 
 A rule ``across`` keys is a claim about a region of the grid, not one point: it is judged
 in every combination of those keys' values that the sweep runs with both A and B (its id
 then ``post_needs_warmup[depth=6,optim.lr=0.001]``, the cell's values held fixed), each
 cell a rule of the sweep's family, and the report draws the map of where it holds.
+
+The sweep's rules are one family, Holm's method over both directions of all of them, so the
+chance of any false verdict among them stays at 5%; a grid of many cells may instead name a
+``family`` per claim (one research question: "where does post-norm need warmup?"), each
+family then keeping its own 5%. The lab-wide family (:mod:`transformer_lab.report.lab`)
+adjusts every family of every bundled sweep together.
 
 A rule that predicts ``equivalent`` claims that A and B differ by less than ``margin``
 (Xiong et al.'s "comparable results"): it is judged by two one-sided tests (TOST), never by
@@ -85,8 +92,9 @@ FIELDS = (
     "margin",
     "diverged_value",
     "across",
+    "family",
 )
-OPTIONAL = ("fixed", "margin", "diverged_value", "across")
+OPTIONAL = ("fixed", "margin", "diverged_value", "across", "family")
 ID_PATTERN = re.compile(r"[A-Za-z0-9_.-]+")
 
 
@@ -123,6 +131,7 @@ class Hypothesis:
     diverged_value: float | None = None  # what a diverged run scores; None: inconclusive
     margin: float | None = None  # |A - B| an ``equivalent`` rule allows, on the metric's scale
     across: tuple[str, ...] = ()  # judged in every cell of these keys (expand_across)
+    family: str | None = None  # the rules adjusted together; None: the sweep's one family
     base: str | None = None  # a cell's rule: the id of the rule it was expanded from
     cell: tuple[tuple[str, str], ...] = ()  # a cell's rule: its values of the across keys
 
@@ -200,6 +209,9 @@ def _parse_one(index: int, item) -> Hypothesis:
     if clash:
         reason = "compared or held fixed already"
         raise InvalidSetting(f"{where}.across", clash[0], reason, "other keys the sweep varies")
+    family = item.get("family")
+    if family is not None and not (isinstance(family, str) and ID_PATTERN.fullmatch(family)):
+        raise InvalidSetting(f"{where}.family", family, "not a name", "letters, digits, _ . -")
     return Hypothesis(
         identity,
         claim,
@@ -212,6 +224,7 @@ def _parse_one(index: int, item) -> Hypothesis:
         diverged_value,
         margin,
         across,
+        family,
     )
 
 

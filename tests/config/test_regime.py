@@ -1,0 +1,70 @@
+"""experiment=regime is the grid issue 46 asks for, stated before its runs: four rates over
+10x, no warmup and two lengths, 6/12/18 layers, two budgets from one run, every headline
+claim judged in every cell, a family per claim, and Liu et al.'s claims at 18 layers."""
+
+from pathlib import Path
+
+import pytest
+from hydra import compose, initialize_config_dir
+from hydra.core.global_hydra import GlobalHydra
+from hydra.core.override_parser.overrides_parser import OverridesParser
+
+from hydra_plugins.transformer_lab_sequential.sequential_sweeper import SequentialSweeper
+from transformer_lab.config.jobs import expand_sweep
+from transformer_lab.runs.reader import overrides_of
+from transformer_lab.sweep.hypotheses import expand_across, parse_hypotheses
+
+CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
+
+
+@pytest.fixture(scope="module")
+def regime():
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        cfg = compose("train", ["experiment=regime"], return_hydra_config=True)
+    GlobalHydra.instance().clear()
+    return cfg
+
+
+def grid(cfg) -> list[list[str]]:
+    params = cfg.hydra.sweeper.params
+    parsed = OverridesParser.create().parse_overrides([f"{k}={v}" for k, v in params.items()])
+    return expand_sweep(parsed)
+
+
+def test_the_grid_spans_the_rates_warmups_depths_and_budgets_issue_46_asks_for(regime):
+    params = regime.hydra.sweeper.params
+    rates = [float(v) for v in params["optim.lr"].split(",")]
+    assert len(rates) >= 4 and max(rates) / min(rates) >= 10
+    assert [int(d) for d in params.depth.split(",")] == [6, 12, 18]
+    recipes = params.recipe.split(",")
+    warmups = {"post_no_warmup": 0, "post_warmup": 100, "post_warmup_400": 400}
+    assert set(warmups) <= set(recipes)
+    assert regime.optim.schedule == "linear_warmup", "a budget is where a shorter run ends"
+    assert list(regime.outcome.at_steps) == [400] and regime.trainer.max_steps == 800
+    assert regime.trainer.max_steps % regime.trainer.val_check_interval == 0
+    assert regime.hydra.sweeper.first_seed == 2000 and regime.trainer.gradient_clip_val is None
+
+
+def test_every_headline_claim_is_judged_in_every_cell_at_both_budgets(regime):
+    rules = parse_hypotheses(regime.hypotheses)
+    cells = expand_across(rules, [overrides_of(cell) for cell in grid(regime)])
+    families = {}
+    for cell in cells:
+        families.setdefault(cell.family, []).append(cell)
+    headline = ("post_needs_warmup", "pre_without_warmup_faster", "deep_post_fails")
+    for family in headline:
+        found = families[family]
+        assert len(found) == 4 * 12, family  # 4 rules x (3 depths x 4 rates)
+        assert {c.metric for c in found} == {"outcome/learned", "outcome/learned@400"}
+    assert len(families["liu_at_18"]) == 3 * 4
+    assert all(dict(c.fixed)["depth"] == "18" for c in families["liu_at_18"])
+
+
+def test_the_sweep_runs_only_what_its_rules_compare(regime):
+    sweeper = SequentialSweeper(None, "seed", 8, 16, 0.05, 2000)
+    sweeper.config = regime
+    run = sweeper.compared(grid(regime))
+    assert len(run) == 6 * 12 + 3 * 4  # six recipes everywhere, admin and the hybrid at 18
+    shallow_admin = [c for c in run if "recipe=admin_no_warmup" in c and "depth=6" in c]
+    assert shallow_admin == []

@@ -1,0 +1,73 @@
+"""The sequential sweeper on a grid of hours: it runs only the configurations a hypothesis
+compares, orders a stage's jobs seeds first, and stops launching after ``max_minutes``."""
+
+import time
+
+import pytest
+from omegaconf import OmegaConf
+
+from hydra_plugins.transformer_lab_sequential.sequential_sweeper import SequentialSweeper
+from transformer_lab.config.validation import InvalidSetting
+
+RULES = [
+    {
+        "id": "warmup_helps",
+        "claim": "Post-norm learns more often with warmup.",
+        "source": "a test",
+        "metric": "outcome/learned",
+        "key": "recipe",
+        "values": ["warm", "cold"],
+        "predicted": "A better",
+        "across": ["depth"],
+    },
+    {
+        "id": "admin_helps_deep",
+        "claim": "At 18 layers Admin learns more often than post-norm.",
+        "source": "a test",
+        "metric": "outcome/learned",
+        "key": "recipe",
+        "values": ["admin", "cold"],
+        "fixed": {"depth": 18},
+        "predicted": "A better",
+    },
+]
+GRID = [[f"depth={d}", f"recipe={r}"] for d in (6, 18) for r in ("warm", "cold", "admin")]
+
+
+def sweeper(hypotheses=RULES, max_minutes=None) -> SequentialSweeper:
+    found = SequentialSweeper(None, "seed", 4, 8, 0.05, 2000, max_minutes)
+    found.config = OmegaConf.create({"hypotheses": hypotheses})
+    return found
+
+
+def test_a_configuration_no_hypothesis_compares_is_not_run():
+    assert sweeper().compared(GRID) == [c for c in GRID if c != ["depth=6", "recipe=admin"]]
+
+
+def test_a_sweep_without_hypotheses_runs_its_whole_grid():
+    assert sweeper(hypotheses=[]).compared(GRID) == GRID
+
+
+def test_a_stage_runs_every_configuration_at_a_seed_before_the_next_seed():
+    jobs = sweeper().stage_jobs(GRID[:2], [2000, 2001], [])
+    assert [job[:3] for job in jobs] == [
+        ["depth=6", "recipe=warm", "seed=2000"],
+        ["depth=6", "recipe=cold", "seed=2000"],
+        ["depth=6", "recipe=warm", "seed=2001"],
+        ["depth=6", "recipe=cold", "seed=2001"],
+    ]
+
+
+def test_max_minutes_is_the_time_after_which_no_job_is_launched(monkeypatch):
+    found = sweeper(max_minutes=30)
+    clock = iter([100.0, 100.0 + 29 * 60, 100.0 + 31 * 60])
+    monkeypatch.setattr("time.monotonic", lambda: next(clock))
+    started = time.monotonic()
+    assert not found.out_of_time(started) and found.out_of_time(started)
+    assert not sweeper().out_of_time(0.0)
+
+
+@pytest.mark.parametrize("minutes", [0, -5])
+def test_max_minutes_must_be_positive(minutes):
+    with pytest.raises(InvalidSetting, match=r"hydra\.sweeper\.max_minutes"):
+        sweeper(max_minutes=minutes)
