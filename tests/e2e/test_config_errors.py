@@ -48,7 +48,7 @@ def test_on_the_command_line_a_bad_input_is_one_message_and_loses_nothing(tmp_pa
     before = snapshot(earlier)
 
     for overrides, fragments in ON_THE_COMMAND_LINE:
-        result = run_train(tmp_path / "outputs", *TINY, *overrides, timeout=300)
+        result = run_train(tmp_path / "outputs", *TINY, *overrides)
         assert result.returncode != 0, overrides
         assert "Traceback" not in result.stderr, (overrides, result.stderr[-2000:])
         for fragment in fragments:

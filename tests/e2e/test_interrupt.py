@@ -13,6 +13,7 @@ import pytest
 import torch
 
 from ..command_line import (
+    HANG_SECONDS,
     python_code,
     run_command,
     run_command_here,
@@ -64,7 +65,7 @@ def signal_after_first_validation(process, outputs_root, signum) -> str:
     """Send ``signum`` once the step-20 validation saved best.ckpt; the job's output."""
     wait_until(process, lambda: list(outputs_root.glob("runs/*/checkpoints/best.ckpt")))
     process.send_signal(signum)
-    output, _ = process.communicate(timeout=300)
+    output, _ = process.communicate(timeout=HANG_SECONDS)
     return output
 
 

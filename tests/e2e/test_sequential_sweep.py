@@ -13,7 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from ..command_line import python_module, run_command, start_command, train_command, wait_until
+from ..command_line import (
+    HANG_SECONDS,
+    python_module,
+    run_command,
+    start_command,
+    train_command,
+    wait_until,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -78,9 +85,9 @@ def test_a_sequential_sweep_decides_early_extends_the_undecided_and_continues(tm
         )
         # the second stage has begun (12 jobs first: seconds on an idle 2-core machine);
         # stopped there as a crash or a preemption stops it, at whatever point it is
-        wait_until(process, lambda: list(sweep.glob("*seed=3*/.hydra")), timeout=900)
+        wait_until(process, lambda: list(sweep.glob("*seed=3*/.hydra")))
         os.killpg(process.pid, signal.SIGKILL)
-        assert process.wait(timeout=60) == -signal.SIGKILL
+        assert process.wait(timeout=HANG_SECONDS) == -signal.SIGKILL
     first_stage = {
         p: p.stat().st_mtime_ns
         for p in sweep.glob("*/metrics.json")

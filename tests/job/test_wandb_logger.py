@@ -18,6 +18,8 @@ from transformer_lab.job.run import train
 from transformer_lab.sweep import naming  # noqa: F401 (registers ${run_name:}, as train.py)
 from transformer_lab.training.wandb_logger import wandb_mode
 
+from ..command_line import HANG_SECONDS
+
 TINY = ["experiment=smoke"]
 BLOCK, HEADER = 32768, 7  # W&B's transaction log: LevelDB's log format behind a 7-byte header
 FULL, FIRST, MIDDLE, LAST = 1, 2, 3, 4
@@ -47,7 +49,7 @@ def log_records(path: Path) -> Iterator[bytes]:
             position += BLOCK - position % BLOCK if position % BLOCK else 0
 
 
-def finished(path: Path, timeout: float = 60) -> Path:
+def finished(path: Path, timeout: float = HANG_SECONDS) -> Path:
     """``path`` once it holds the run's exit record: the job finished its W&B run, but W&B's
     service process writes the file's last records after ``finish()`` has returned."""
     from wandb.proto import wandb_internal_pb2
