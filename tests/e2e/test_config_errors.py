@@ -91,6 +91,12 @@ REFUSED_STARTS = {
         "error: ckpt_path='/nowhere/last.ckpt' does not exist; allowed: an existing checkpoint "
         "file, 'last', or null",
     ),
+    "no train_path": (  # a ??? of conf/ left out: named, with what to give (its comment)
+        ["data=pairs"],
+        "error: data.train_path='???': not given; data=pairs needs it; allowed: "
+        "data.train_path=<the training pairs: a .tsv/.txt (source<TAB>target) or "
+        ".jsonl/.ndjson file>",
+    ),
     "sweep": (  # the second job is bad: the sweep stops before the first one starts
         ["-m", "optim.lr=1e-3,abc"],
         "error: optim.lr='abc': not a number; allowed: a number > 0 (sweep job: optim.lr=abc)",

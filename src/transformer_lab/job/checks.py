@@ -31,6 +31,7 @@ from lightning.fabric.utilities.seed import max_seed_value, min_seed_value
 from lightning.pytorch.accelerators import AcceleratorRegistry
 from omegaconf import DictConfig, OmegaConf
 
+from transformer_lab.config.mandatory import check_given
 from transformer_lab.config.renamed import check_current_keys
 from transformer_lab.config.validation import (
     ConfigError,
@@ -228,6 +229,7 @@ def check_config(
     start a run, or a ConfigError names the first setting that cannot; the checkpoint
     ``ckpt_path`` names (None: none), read once here for the run to resume from.
     ``models``: the models a sweep's earlier jobs built (None: build this job's)."""
+    check_given(cfg, OmegaConf.to_container(hydra_cfg.runtime.choices))  # no ??? left
     check_current_keys(cfg)  # an old experiment file's model.lr: named optim.lr
     checkpoint = check_run_settings(cfg, hydra_cfg)
     with torch.device("meta"):  # what the constructors check, without the weights
