@@ -14,7 +14,9 @@ def one_round(monkeypatch):
     GlobalHydra.instance().clear()
 
 
-def test_a_sweep_given_on_the_command_line_gets_a_row_of_its_jobs_and_cpu_seconds(monkeypatch, capsys):
+def test_a_sweep_given_on_the_command_line_gets_a_row_of_its_jobs_and_cpu_seconds(
+    monkeypatch, capsys
+):
     monkeypatch.setattr("sys.argv", ["sweep_check", "experiment=smoke", "seed=0,1,2"])
     sweep_check.main()
     header, _, row = capsys.readouterr().out.splitlines()

@@ -30,6 +30,15 @@ from transformer_lab.sweep.search_space import check_warmup_range
 from transformer_lab.sweep.sequential import check_sequential, is_sequential
 
 
+def check_joins_study(config: DictConfig) -> None:
+    """A shared Optuna study (``hparams_search=optuna``) that another command started is
+    refused here, before the worker's folder (its ``sweep.json``) is made. Optuna is
+    imported for a study only: a plain run never needs the ``[tune]`` extra."""
+    from transformer_lab.sweep.study import joined_study
+
+    joined_study(config)
+
+
 class ConfigCheck(Callback):
     """Checks the config of a run, or of every job of a sweep, before any folder exists.
 
@@ -66,6 +75,8 @@ class ConfigCheck(Callback):
         try:
             if config.hydra.sweeper.get("direction") is not None:  # an optimizing sweeper
                 check_warmup_range(config)  # the search space, which no job config shows
+            if "continued_study" in (config.hydra.get("callbacks") or {}):
+                check_joins_study(config)
             jobs = job_overrides(config)  # None: an optimizing sweeper draws them as it goes
             if jobs is not None:
                 excluded = list(config.hydra.job.config.override_dirname.exclude_keys)

@@ -94,6 +94,21 @@ def _check_same_study(study: optuna.Study, command: list[str], name: str) -> Non
         )
 
 
+def joined_study(config: DictConfig) -> optuna.Study:
+    """The study the multirun ``config``'s sweeper names, made if new; a ConfigError if
+    another command started it. :class:`~transformer_lab.sweep.checks.ConfigCheck` asks
+    first, before the worker's folder exists, so that a refused command leaves none."""
+    sweeper = config.hydra.sweeper
+    study = optuna.create_study(
+        study_name=sweeper.study_name,
+        storage=study_storage(storage_url(sweeper.storage.url)),
+        direction=getattr(sweeper.direction, "name", sweeper.direction),
+        load_if_exists=True,
+    )
+    _check_same_study(study, study_command(config), sweeper.study_name)
+    return study
+
+
 class ContinuedStudy(Callback):
     """Before the sweeper starts: join the study (made if new, recording the command that
     started it) or refuse a command other than the one that started it, and record the
@@ -103,14 +118,8 @@ class ContinuedStudy(Callback):
         sweeper, sweep_dir = config.hydra.sweeper, Path(config.hydra.sweep.dir)
         url = storage_url(sweeper.storage.url)
         command = study_command(config)
-        study = optuna.create_study(
-            study_name=sweeper.study_name,
-            storage=study_storage(url),
-            direction=getattr(sweeper.direction, "name", sweeper.direction),
-            load_if_exists=True,
-        )
         try:
-            _check_same_study(study, command, sweeper.study_name)
+            study = joined_study(config)
         except ConfigError as error:
             refuse(error)
         study.set_user_attr(STUDY_COMMAND, command)
