@@ -1,5 +1,5 @@
 """A ``???`` of ``conf/`` left out is refused naming the setting and what to give, read from
-the comment beside the ``???`` (the command line's whole refusal: tests/e2e/test_config_errors.py)."""
+the comment beside the ``???`` (the command line's refusal: tests/e2e/test_config_errors.py)."""
 
 import re
 from importlib.resources import files
