@@ -41,6 +41,7 @@ from transformer_lab.config.validation import (
     check_number,
 )
 from transformer_lab.job.build import build_data_and_model, build_module, instantiate
+from transformer_lab.job.cancelling_settings import check_stop_reaches_outcome
 from transformer_lab.job.resume import resolve_checkpoint
 from transformer_lab.job.threads import AUTO
 from transformer_lab.runs.layout import TEST_WEIGHTS
@@ -166,6 +167,7 @@ def check_run_settings(cfg: DictConfig, hydra_cfg: DictConfig) -> Path | None:
         raise ConfigError(str(error)) from None
     check_launcher(cfg, hydra_cfg)
     OutcomeRule.of_config(cfg)  # InvalidSetting names outcome.metric or outcome.threshold
+    check_stop_reaches_outcome(cfg)
     _check_loggers(cfg.get("logger"))
     averaging = OmegaConf.select(cfg, "callbacks.averaging")
     if averaging is not None:  # its settings need no run folder, unlike the other callbacks'

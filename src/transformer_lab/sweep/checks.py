@@ -10,11 +10,15 @@ and in a sweep that they compare what its jobs run; and the launcher, which must
 each job's config composes (:mod:`.launchers`).
 """
 
+import sys
+from collections import Counter
+
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 
 from transformer_lab.config.jobs import job_configs, job_overrides, split_config
 from transformer_lab.config.validation import ConfigError
+from transformer_lab.job.cancelling_settings import cancelling_settings
 from transformer_lab.job.checks import ModelBuilds, check_config, refuse
 from transformer_lab.runs.reader import overrides_of
 from transformer_lab.sweep.hypotheses import (
@@ -39,6 +43,15 @@ def check_joins_study(config: DictConfig) -> None:
     joined_study(config)
 
 
+def warn(lines: Counter, jobs: int) -> None:
+    """Each of the settings that cancel each other (:mod:`~transformer_lab.job.
+    cancelling_settings`) in one line on stderr, once, with how many of a sweep's ``jobs``
+    it concerns."""
+    for line, count in lines.items():
+        where = f" ({count} of {jobs} jobs)" if jobs > 1 else ""
+        print(f"warning: {line}{where}", file=sys.stderr, flush=True)
+
+
 class ConfigCheck(Callback):
     """Checks the config of a run, or of every job of a sweep, before any folder exists.
 
@@ -46,12 +59,14 @@ class ConfigCheck(Callback):
     """
 
     def on_run_start(self, config: DictConfig, **kwargs) -> None:
+        task, hydra_cfg = split_config(config)
         try:
-            check_config(*split_config(config))
+            check_config(task, hydra_cfg)
             check_outcome(config)
             parse_hypotheses(config.get("hypotheses"))
         except ConfigError as error:
             refuse(error)
+        warn(Counter(cancelling_settings(task)), jobs=1)
 
     def on_multirun_start(self, config: DictConfig, **kwargs) -> None:
         if is_sequential(config.hydra):
@@ -59,7 +74,7 @@ class ConfigCheck(Callback):
                 check_sequential(config, bool(config.get("hypotheses")))
             except ConfigError as error:
                 refuse(error)
-        stated, reported, models = [], set(), ModelBuilds()
+        stated, reported, models, warnings = [], set(), ModelBuilds(), Counter()
         for job, job_config, hydra_cfg in job_configs(config):
             try:
                 check_launcher_applies(config.hydra, hydra_cfg)
@@ -67,6 +82,7 @@ class ConfigCheck(Callback):
                 check_outcome(job_config)
             except ConfigError as error:
                 refuse(error, job)
+            warnings.update(cancelling_settings(job_config))
             items = job_config.get("hypotheses")  # resolved now: the next job reuses the config
             stated.append(
                 OmegaConf.to_container(items, resolve=True) if OmegaConf.is_config(items) else items
@@ -87,3 +103,4 @@ class ConfigCheck(Callback):
             )
         except ConfigError as error:
             refuse(error)
+        warn(warnings, jobs=len(stated))
