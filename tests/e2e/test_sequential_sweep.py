@@ -100,6 +100,7 @@ def test_a_sequential_sweep_decides_early_extends_the_undecided_and_continues(tm
     assert again.returncode == 0, again.stderr
     log = again.stdout + again.stderr
     assert "stage of 3 seeds: 4 configurations, 0 jobs to run" in log  # none run twice
+    assert log.count(f"tensorboard: tensorboard --logdir {sweep} (") == 1  # the sweep's, once
     assert "look after 3 seeds: large_lr_lowers_loss supported" in log
     assert "look after 3 seeds: d_ff_65_lowers_loss inconclusive" in log
     to_run = 6 - second_stage_done  # lr=1e-2 only; the stopped job again, from its start

@@ -53,6 +53,10 @@ def test_workers_share_one_study_and_a_dead_workers_trial_fails_by_heartbeat(tmp
     for process in together:
         output, _ = process.communicate(timeout=HANG_SECONDS)
         assert process.returncode == 0, output[-3000:]
+        # Optuna's lines go through the lab's log, warnings only: no colour codes, no
+        # "A new study created" then "Using an existing study" (console.quiet_optuna)
+        assert "\x1b[" not in output
+        assert "new study created" not in output and "existing study" not in output
 
     study_folder = outputs / "multirun" / "study-lr_warmup"
     workers = sorted(p.parent for p in study_folder.glob("*/study.json"))

@@ -23,6 +23,7 @@ from omegaconf import DictConfig
 from optuna.storages import RDBStorage
 
 from transformer_lab.config.validation import ConfigError
+from transformer_lab.console import quiet_optuna
 from transformer_lab.job.checks import refuse
 from transformer_lab.runs.study_record import StudyRecord, find
 
@@ -60,6 +61,7 @@ def study_storage(
     time; the others wait up to :data:`SQLITE_TIMEOUT` seconds. Workers that start together
     on a new SQLite file would each make its tables (one fails on the schema's version), so
     they open it one at a time, under a file lock beside it."""
+    quiet_optuna()  # every use of a study opens its storage here first
     url = storage_url(url)
     engine_kwargs: dict = {"isolation_level": "AUTOCOMMIT"}
     settings = {"heartbeat_interval": heartbeat_interval, "grace_period": grace_period}
