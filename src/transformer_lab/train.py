@@ -12,6 +12,7 @@ import logging
 import sys
 
 import hydra
+import torch
 from omegaconf import DictConfig
 
 from transformer_lab.callbacks import Interrupted
@@ -21,7 +22,6 @@ from transformer_lab.console import ignore, quiet_library_notices
 from transformer_lab.job.checks import refuse
 from transformer_lab.job.context import RunContext
 from transformer_lab.job.run import record_failure, train
-from transformer_lab.job.threads import set_job_threads
 from transformer_lab.sweep import (
     naming,  # noqa: F401 (registers ${job_name:}, before Hydra composes)
     parallel,
@@ -29,9 +29,10 @@ from transformer_lab.sweep import (
     threads,  # noqa: F401 (registers ${sweep_n_jobs:})
 )
 from transformer_lab.sweep.objective import STOPPED, objective, worst_value
+from transformer_lab.sweep.threads import job_threads
 from transformer_lab.sweep.tune_extra import check_tuning_installed
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("transformer_lab.train")  # also under python -m, not "__main__"
 # Ctrl-C between jobs of a sweep, or while a run sets up or tests: no training step is
 # lost, so one line says so instead of Python's traceback
 OUTSIDE_FIT_INTERRUPT = (
@@ -48,10 +49,11 @@ def main(cfg: DictConfig) -> float:
     context = RunContext.from_hydra()
     if parallel.sweep_stopping(context.hydra):  # Ctrl-C: no job starts any more
         return STOPPED
-    if not parallel.runs_in_parallel(context.hydra):  # there, the launcher gives each its share
-        chosen = set_job_threads(cfg.threads)
-        if chosen:
-            log.info(chosen)
+    n_jobs = context.hydra.launcher.n_jobs if parallel.runs_in_parallel(context.hydra) else None
+    chosen = job_threads(cfg.threads, context.sweep_threads, n_jobs)  # the sweep's, in a sweep
+    torch.set_num_threads(chosen.threads)
+    log.info(chosen.line)
+    context = context.with_threads(chosen)
     try:
         metrics = train(cfg, context)
     except Interrupted as stop:  # last.ckpt and stopped.json saved; exit 130 or 143
