@@ -9,6 +9,7 @@ and the value of ``optimized_metric`` goes back to the sweeper.
 """
 
 import logging
+import os
 import sys
 
 import hydra
@@ -52,7 +53,8 @@ def main(cfg: DictConfig) -> float:
     n_jobs = context.hydra.launcher.n_jobs if parallel.runs_in_parallel(context.hydra) else None
     chosen = job_threads(cfg.threads, context.sweep_threads, n_jobs)  # the sweep's, in a sweep
     torch.set_num_threads(chosen.threads)
-    log.info(chosen.line)
+    if "OMP_NUM_THREADS" not in os.environ:  # the user's own variable: nothing to say
+        log.info(chosen.line)
     context = context.with_threads(chosen)
     try:
         metrics = train(cfg, context)
