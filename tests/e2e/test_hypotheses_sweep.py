@@ -17,6 +17,7 @@ from tensorboard.util.tensor_util import make_ndarray
 from transformer_lab.runs.learning_curve import read_scalars
 
 from ..command_line import python_module, run_command_here, train_command
+from ..docs.examples import problems, verdict_lines
 
 pytestmark = pytest.mark.slow
 
@@ -109,6 +110,14 @@ def test_each_hypothesis_gets_the_verdict_of_its_numbers(reported):
     assert f"A − B {difference:+.4f} [{ci.low:+.4f}, {ci.high:+.4f}] (paired, 3 seeds)" in verdicts
     p = stats.ttest_rel(large, small, alternative="less").pvalue  # one-sided: A's loss lower
     assert f"one-sided t p = {p:.2g}, Holm-adjusted {min(1, 3 * p):.2g}" in verdicts
+
+
+def test_docs_sweeps_md_shows_these_verdicts(reported):
+    """docs/sweeps.md quotes this sweep's verdicts: its words, and its numbers within the
+    tolerance it states (``python -m tests.docs.regenerate sweeps-verdicts`` writes them)."""
+    _, report, _ = reported
+    found = problems("sweeps-verdicts", verdict_lines(report))
+    assert not found, "\n".join(found)
 
 
 def test_the_report_is_in_its_tensorboard_run_too(reported):

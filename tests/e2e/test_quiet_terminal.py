@@ -42,7 +42,6 @@ def test_a_run_prints_one_line_per_event_of_its_own_and_no_library_chatter(tmp_p
     ]
     assert sorted(events) == sorted(
         [
-            "transformer_lab.train INFO torch",  # torch threads: 1 (OMP_NUM_THREADS=1)
             "transformer_lab.job.run INFO outputs",
             "transformer_lab.job.run INFO tensorboard",
             "transformer_lab.callbacks.model_summary INFO model",

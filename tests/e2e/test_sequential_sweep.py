@@ -21,6 +21,7 @@ from ..command_line import (
     train_command,
     wait_until,
 )
+from ..docs.examples import problems, sequential_verdict
 
 pytestmark = pytest.mark.slow
 
@@ -117,3 +118,6 @@ def test_a_sequential_sweep_decides_early_extends_the_undecided_and_continues(tm
     assert "- **supported** after 3 seeds `large_lr_lowers_loss`" in report.stdout
     assert "- **inconclusive** after 6 seeds `d_ff_65_lowers_loss`" in report.stdout
     assert "each look is at 0.025" in report.stdout
+    # docs/sweeps.md quotes the undecided verdict: its words, its means within tolerance
+    found = problems("sweeps-sequential", sequential_verdict((sweep / "report.md").read_text()))
+    assert not found, "\n".join(found)
