@@ -75,9 +75,10 @@ def test_a_local_sweep_of_ddp_jobs_is_refused_up_front(loader, capsys):
     assert "trainer.strategy='ddp': with trainer.devices=2 in a local multirun" in line
 
 
-def test_an_optimizing_sweep_checks_its_own_config_and_direction(loader, capsys):
+def test_an_optimizing_sweep_checks_its_own_config_and_direction(loader, capsys, tmp_path):
     def study(*overrides):
-        return composed(loader, ["hparams_search=optuna", "experiment=smoke", *overrides], True)
+        optuna = ["hparams_search=optuna", "experiment=smoke", f"paths.outputs_root={tmp_path}"]
+        return composed(loader, [*optuna, *overrides], True)
 
     line = refusal(capsys, "on_multirun_start", study("optimized_metric=val/loss"))
     assert line == (
@@ -88,6 +89,7 @@ def test_an_optimizing_sweep_checks_its_own_config_and_direction(loader, capsys)
     assert line == "error: model.dropout=2: out of range; allowed: a number in [0, 1)"
     # the values it draws are its own: a trial that draws a bad one fails alone, later
     ConfigCheck().on_multirun_start(study("optim.warmup_steps=choice(-1,0)"))
+    assert list(tmp_path.iterdir()) == []  # a new study: the check makes nothing
 
 
 @pytest.mark.slow

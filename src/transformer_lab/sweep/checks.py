@@ -38,9 +38,9 @@ def check_joins_study(config: DictConfig) -> None:
     """A shared Optuna study (``hparams_search=optuna``) that another command started is
     refused here, before the worker's folder (its ``sweep.json``) is made. Optuna is
     imported for a study only: a plain run never needs the ``[tune]`` extra."""
-    from transformer_lab.sweep.study import joined_study
+    from transformer_lab.sweep.study import check_may_join
 
-    joined_study(config)
+    check_may_join(config)
 
 
 def warn(lines: Counter, jobs: int) -> None:

@@ -96,10 +96,26 @@ def _check_same_study(study: optuna.Study, command: list[str], name: str) -> Non
         )
 
 
+def check_may_join(config: DictConfig) -> None:
+    """A ConfigError if the study the multirun ``config``'s sweeper names exists and another
+    command started it; nothing is made where none exists. The check before any folder
+    (:class:`~transformer_lab.sweep.checks.ConfigCheck`) asks, so that a refused command
+    leaves no worker folder."""
+    sweeper = config.hydra.sweeper
+    url = str(sweeper.storage.url)
+    if "://" not in url and not Path(url).resolve().is_file():  # a new SQLite study
+        return
+    try:
+        study = optuna.load_study(study_name=sweeper.study_name, storage=study_storage(url))
+    except KeyError:  # no study of that name in this storage yet
+        return
+    _check_same_study(study, study_command(config), sweeper.study_name)
+
+
 def joined_study(config: DictConfig) -> optuna.Study:
     """The study the multirun ``config``'s sweeper names, made if new; a ConfigError if
-    another command started it. :class:`~transformer_lab.sweep.checks.ConfigCheck` asks
-    first, before the worker's folder exists, so that a refused command leaves none."""
+    another command started it (:func:`check_may_join` has asked already, but a worker
+    may have started it since)."""
     sweeper = config.hydra.sweeper
     study = optuna.create_study(
         study_name=sweeper.study_name,
