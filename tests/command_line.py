@@ -5,6 +5,10 @@ process (:func:`run_command_here`, see tests/in_process.py), the same command ei
 
 Tiny models gain nothing from intra-op threads and lose a lot under CPU contention, so every
 start gets ``OMP_NUM_THREADS=1`` unless the test sets it itself.
+
+No test measures time (speed is the benchmark's, ``python -m transformer_lab.bench``): a
+deadline here only tells a hung process from a slow one, so it is :data:`HANG_SECONDS`
+everywhere, long enough for the slowest command on a 2-core machine at a load of 10.
 """
 
 import os
@@ -16,6 +20,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from .in_process import run_in_process
+
+HANG_SECONDS = 1800  # a command or a wait this long is hung, not slow (see above)
 
 
 def one_thread_env(**variables: str) -> dict[str, str]:
@@ -50,7 +56,7 @@ def train_command(outputs_root: Path, *overrides: str) -> list[str]:
 
 
 def run_command(
-    command: list[str], cwd: Path, env: dict[str, str] | None = None, timeout: float = 600
+    command: list[str], cwd: Path, env: dict[str, str] | None = None, timeout: float = HANG_SECONDS
 ) -> subprocess.CompletedProcess:
     """Run ``command`` in a process in ``cwd`` to its end; ``env`` adds to
     :func:`one_thread_env`."""
@@ -80,7 +86,9 @@ def start_command(command: list[str], cwd: Path, **popen: object) -> subprocess.
     return subprocess.Popen(command, cwd=cwd, **settings)
 
 
-def wait_until(process: subprocess.Popen, ready: Callable[[], bool], timeout: float = 300) -> None:
+def wait_until(
+    process: subprocess.Popen, ready: Callable[[], bool], timeout: float = HANG_SECONDS
+) -> None:
     """Wait, while ``process`` (from :func:`start_command`) runs, until ``ready()``: the
     moment a signal test sends its signal. Fails with the process's output if it ends
     first, and after ``timeout`` seconds."""
@@ -104,7 +112,7 @@ def run_train(
     *overrides: str,
     cwd: Path | None = None,
     env: dict[str, str] | None = None,
-    timeout: float = 600,
+    timeout: float = HANG_SECONDS,
 ) -> subprocess.CompletedProcess:
     """:func:`train_command` run in a process to its end, in ``cwd`` (the outputs root's
     parent unless given)."""

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import transformer_lab
 
-from .command_line import one_thread_env, python_code
+from .command_line import HANG_SECONDS, one_thread_env, python_code
 
 TESTS = Path(__file__).resolve().parent
 # third-party packages that pick their lock by OS (fcntl on POSIX, msvcrt on Windows):
@@ -37,7 +37,7 @@ def test_every_module_and_the_tests_lock_import_without_fcntl(tmp_path):
         env=one_thread_env(),
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=HANG_SECONDS,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.startswith("imported")

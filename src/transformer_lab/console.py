@@ -12,8 +12,19 @@ prints to stderr whatever Python's logging says, unless ``KINETO_LOG_LEVEL`` is 
 level; Lightning's notice that the LightningModule's ``on_before_batch_transfer`` (the
 source check before a batch moves, training/module.py) runs although a datamodule is
 given, which is what the lab means it to do. Logged notices are dropped below the levels
-of :data:`QUIET_LOGGERS`, so neither terminal nor log file repeats them. Everything else
-Lightning says stays.
+of :data:`QUIET_LOGGERS`, so neither terminal nor log file repeats them.
+
+A run's terminal has one line of ours per event (its folder, its TensorBoard command, the
+model's size, where it stopped, its metrics' file); what a library says at every start in
+lines of its own says nothing the run does not record already: Lightning's "Seed set to"
+(the run's ``seed``, in its config and HPARAMS) and "GPU/TPU/HPU available" (the devices
+it uses are its ``trainer.accelerator``, recorded in ``environment.json``), dropped by
+:func:`_drop_lightning_banners`; Lightning's model summary table, which
+``callbacks/model_summary.py`` tells in one line; its warning that an epoch has fewer
+batches than ``log_every_n_steps`` (a run of files with few pairs), which does not hold
+for the lab's step-bounded runs: Lightning counts that interval in optimizer steps across
+epochs (``_batches_that_stepped``), as the module's own logging does; Optuna's colour-coded
+lines (:func:`quiet_optuna`). Everything else Lightning says stays.
 
 The warnings are named in :data:`WARNINGS`; a process ignores some from then on
 (:func:`ignore`), a block of code others while it runs (:func:`unheard`).
@@ -35,7 +46,17 @@ LIGHTNING_INFO = "lightning.pytorch.utilities.rank_zero"
 QUIET_LOGGERS = {
     "matplotlib.font_manager": logging.ERROR,
     "tensorboard": logging.WARNING,
+    "lightning.fabric.utilities.seed": logging.WARNING,  # "Seed set to": the run's seed setting
 }
+# Lightning's info lines at every start that a run records otherwise (above), and its note
+# that the trainer has a model summary already: the lab's one-line one
+LIGHTNING_BANNERS = (
+    "GPU available:",
+    "TPU available:",
+    "HPU available:",
+    "litlogger",
+    "Trainer already configured with model summary callbacks",
+)
 KINETO_SILENT = "6"  # Kineto's levels run VERBOSE 0 .. USDT 5
 
 # conf/hydra/launcher/joblib.yaml shares its name with the plugin's structured config, which
@@ -84,6 +105,9 @@ WARNINGS = {
     "t_test_precision": Notice("Precision loss occurred", "builtins.RuntimeWarning"),
     # Optuna's experimental features the lab uses on purpose: its plots, fail_stale_trials
     "optuna_experimental": Notice(category="optuna.exceptions.ExperimentalWarning"),
+    # an epoch shorter than log_every_n_steps: Lightning logs every that many optimizer
+    # steps across epochs, so a step-bounded run of few batches an epoch still logs (above)
+    "short_epoch": Notice(r"The number of training batches \(\d+\) is smaller than the logging"),
     # nn.Transformer says that its nested-tensor fast path is off for pre-norm (bench's peer)
     "nested_tensor": Notice("enable_nested_tensor is True"),
     # every warning: a benchmark's output is its timings
@@ -118,14 +142,32 @@ def unheard(*names: str, loggers: dict[str, int] | None = None) -> Iterator[None
 
 def quiet_library_notices() -> None:
     """The library notices every entry point keeps off the terminal (above)."""
-    ignore("leaf_spec", "batch_transfer")
+    ignore("leaf_spec", "batch_transfer", "short_epoch")
     os.environ.setdefault("KINETO_LOG_LEVEL", KINETO_SILENT)  # read when the profiler starts
     torch._logging.set_logs(dynamo=logging.ERROR)  # torch's documented switch for its logs
     for name, level in QUIET_LOGGERS.items():
         logging.getLogger(name).setLevel(level)
-    logging.getLogger(LIGHTNING_INFO).addFilter(
-        lambda record: "litlogger" not in record.getMessage()
-    )
+    info = logging.getLogger(LIGHTNING_INFO)
+    if _drop_lightning_banners not in info.filters:
+        info.addFilter(_drop_lightning_banners)
+
+
+def _drop_lightning_banners(record: logging.LogRecord) -> bool:
+    """A logging filter: False for Lightning's :data:`LIGHTNING_BANNERS`."""
+    return not any(banner in record.getMessage() for banner in LIGHTNING_BANNERS)
+
+
+def quiet_optuna() -> None:
+    """Optuna's log through the lab's (Hydra's) handlers, warnings only: its own handler
+    writes ANSI colour codes whatever the terminal, and its info lines ("A new study
+    created", then "Using an existing study" as each part of a worker opens it, "Trial n
+    finished") repeat what the worker's own lines say. Called where the lab opens a study
+    (``sweep/study.py``), which imports Optuna: a plain run never does."""
+    import optuna
+
+    optuna.logging.disable_default_handler()
+    optuna.logging.enable_propagation()
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
 
 
 def quiet_resume_warnings() -> None:

@@ -207,9 +207,12 @@ def evaluate(cfg: DictConfig) -> dict:
     output = Path(cfg.output) if cfg.output else (run_folder_of(path) or path.parent) / name
     output.write_text(json.dumps(results, indent=2) + "\n")
     print_results(results, module, datamodule, cfg.samples)
-    note = earlier_than_its_run(path, global_step)
-    if note:
-        log.warning(note)
+    for note in (
+        text_metrics.short_outputs_note(results["greedy"]),
+        earlier_than_its_run(path, global_step),
+    ):
+        if note:
+            log.warning(note)
     log.info("wrote %s", output)
     return results
 

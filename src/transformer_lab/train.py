@@ -9,9 +9,11 @@ and the value of ``optimized_metric`` goes back to the sweeper.
 """
 
 import logging
+import os
 import sys
 
 import hydra
+import torch
 from omegaconf import DictConfig
 
 from transformer_lab.callbacks import Interrupted
@@ -22,7 +24,6 @@ from transformer_lab.console import ignore, quiet_library_notices
 from transformer_lab.job.checks import refuse
 from transformer_lab.job.context import RunContext
 from transformer_lab.job.run import record_failure, train
-from transformer_lab.job.threads import set_job_threads
 from transformer_lab.model.config import AXES, TransformerConfig
 from transformer_lab.sweep import (
     naming,  # noqa: F401 (registers ${job_name:}, before Hydra composes)
@@ -31,10 +32,11 @@ from transformer_lab.sweep import (
     threads,  # noqa: F401 (registers ${sweep_n_jobs:})
 )
 from transformer_lab.sweep.objective import STOPPED, objective, worst_value
+from transformer_lab.sweep.threads import job_threads
 from transformer_lab.sweep.tune_extra import check_tuning_installed
 from transformer_lab.training.optim import OptimConfig
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("transformer_lab.train")  # also under python -m, not "__main__"
 # ``--help <topic> [overrides]``: a typed node's settings (Hydra's own --help is the rest)
 HELP_TOPICS = {"model": (TransformerConfig, AXES), "optim": (OptimConfig, {})}
 # Ctrl-C between jobs of a sweep, or while a run sets up or tests: no training step is
@@ -54,10 +56,12 @@ def main(cfg: DictConfig) -> float:
     context = RunContext.from_hydra()
     if parallel.sweep_stopping(context.hydra):  # Ctrl-C: no job starts any more
         return STOPPED
-    if not parallel.runs_in_parallel(context.hydra):  # there, the launcher gives each its share
-        chosen = set_job_threads(cfg.threads)
-        if chosen:
-            log.info(chosen)
+    n_jobs = context.hydra.launcher.n_jobs if parallel.runs_in_parallel(context.hydra) else None
+    chosen = job_threads(cfg.threads, context.sweep_threads, n_jobs)  # the sweep's, in a sweep
+    torch.set_num_threads(chosen.threads)
+    if "OMP_NUM_THREADS" not in os.environ:  # the user's own variable: nothing to say
+        log.info(chosen.line)
+    context = context.with_threads(chosen)
     try:
         metrics = train(cfg, context)
     except Interrupted as stop:  # last.ckpt and stopped.json saved; exit 130 or 143

@@ -35,7 +35,7 @@ def rows(tmp_path_factory):
     folder = tmp_path_factory.mktemp("bench")
     outputs = ["--json", str(folder / "rows.json"), "--markdown", str(folder / "rows.md")]
     command = python_module("transformer_lab.bench", "--quick", "--threads", "1", *outputs)
-    done = run_command(command, folder, timeout=120)
+    done = run_command(command, folder)
     assert done.returncode == 0, done.stderr[-3000:]
     terminal = done.stdout + done.stderr
     assert "USDT" not in terminal  # the profiler's C++ chatter stays off the terminal

@@ -32,6 +32,9 @@ def train_ddp(cwd: Path, outputs: Path, *overrides: str) -> Path:
     """Train with DDP on two processes; the run folder."""
     result = run_train(outputs, *DDP, *TINY, *overrides, cwd=cwd)
     assert result.returncode == 0, result.stderr[-3000:]
+    # the metrics are summed over the ranks by torchmetrics and logged with sync_dist=True:
+    # no warning that a metric of one rank was logged as the whole run's
+    assert "sync_dist" not in result.stdout + result.stderr
     (run,) = (outputs / "runs").iterdir()  # no second folder for rank 1
     return run
 

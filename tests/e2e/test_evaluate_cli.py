@@ -15,7 +15,7 @@ from ..conftest import eval_config
 
 
 def evaluate_on_the_command_line(cwd: Path, *arguments: str) -> subprocess.CompletedProcess:
-    return run_command(python_module("transformer_lab.evaluate", *arguments), cwd, timeout=300)
+    return run_command(python_module("transformer_lab.evaluate", *arguments), cwd)
 
 
 @pytest.mark.slow

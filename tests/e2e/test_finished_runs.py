@@ -12,6 +12,8 @@ from transformer_lab.runs.learning_curve import read_scalars
 
 from ..command_line import run_command_here
 from ..conftest import files_of
+from ..docs.blocks import find
+from ..docs.compare import matches_template, template_line
 
 # validations at 10, 20, 30, 40; train/loss of every step, to compare the batches trained on
 EVERY_STEP = ["trainer.val_check_interval=10", "trainer.log_every_n_steps=1"]
@@ -85,5 +87,7 @@ def test_resuming_a_finished_run_trains_nothing_says_so_in_one_line_and_leaves_n
         f"further: ckpt_path={run}/checkpoints/last.ckpt trainer.max_steps=<more than 40>"
     )
     assert result.stderr == ""
+    shown = template_line(find("docs/run-folder.md", "run-folder-finished").text)
+    assert matches_template(shown, result.stdout.strip()), shown  # what the doc says it reads
     assert list(run.parent.iterdir()) == [run]  # the folder Hydra made for it is gone
     assert files_of(run) == before  # no second test, no new TensorBoard points

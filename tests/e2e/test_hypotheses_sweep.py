@@ -24,6 +24,7 @@ from transformer_lab.runs.learning_curve import read_scalars
 
 from ..command_line import python_module, run_command_here, train_command
 from ..report.conftest import scipy_p
+from ..docs.examples import problems, verdict_lines
 
 pytestmark = pytest.mark.slow
 
@@ -106,6 +107,14 @@ def test_every_section_agrees_with_the_verdict_and_a_tie_is_a_tie(reported):
     [loss] = [line for line in comparisons.splitlines() if "| val/loss |" in line]
     assert loss.endswith("| **B better**; hypothesis `large_lr_learns_sooner`: supported |")
     assert "tie: 0.0001, 0.01 (val/seq_acc 0.000 each)" in README  # as the README says
+
+
+def test_docs_sweeps_md_shows_these_verdicts(reported):
+    """docs/sweeps.md quotes this sweep's verdicts: its words, and its numbers within the
+    tolerance it states (``python -m tests.docs.regenerate sweeps-verdicts`` writes them)."""
+    _, report, _ = reported
+    found = problems("sweeps-verdicts", verdict_lines(report))
+    assert not found, "\n".join(found)
 
 
 def test_the_report_is_in_its_tensorboard_run_and_its_data_files(reported):

@@ -8,11 +8,13 @@ import json
 import re
 import shlex
 import signal
+import sys
 
 import pytest
 import torch
 
 from ..command_line import (
+    HANG_SECONDS,
     python_code,
     run_command,
     run_command_here,
@@ -20,6 +22,8 @@ from ..command_line import (
     train_cli_code,
     wait_until,
 )
+from ..docs.blocks import find
+from ..docs.compare import matches_template, template_line
 
 # no periodic save: the signal's own last.ckpt is the only one
 ONLY_THE_SIGNAL_SAVES = [
@@ -64,7 +68,7 @@ def signal_after_first_validation(process, outputs_root, signum) -> str:
     """Send ``signum`` once the step-20 validation saved best.ckpt; the job's output."""
     wait_until(process, lambda: list(outputs_root.glob("runs/*/checkpoints/best.ckpt")))
     process.send_signal(signum)
-    output, _ = process.communicate(timeout=300)
+    output, _ = process.communicate(timeout=HANG_SECONDS)
     return output
 
 
@@ -78,6 +82,10 @@ def test_ctrl_c_saves_the_step_reached_and_the_printed_command_resumes_it_exactl
     assert process.returncode == 130, output
     (line,) = LINE.findall(output)
     name, step, saved, command = line[0], int(line[1]), line[2], line[3]
+    printed = next(said for said in output.split("\n") if said.startswith("SIGINT at step"))
+    console_script = printed.replace(f"{sys.executable} -m transformer_lab.train", "tlab-train")
+    shown = template_line(find("docs/run-folder.md", "run-folder-sigint").text)
+    assert matches_template(shown, console_script), (shown, printed)  # what the doc says
     (run,) = (stopped_root / "runs").iterdir()
     assert name == "SIGINT" and saved == str(run / "checkpoints" / "last.ckpt")
     checkpoint = torch.load(saved, weights_only=True)

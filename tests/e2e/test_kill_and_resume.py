@@ -4,13 +4,12 @@ import json
 import os
 import signal
 import subprocess
-import time
 
 import pytest
 import torch
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-from ..command_line import run_command_here, start_command
+from ..command_line import run_command_here, start_command, wait_until
 
 SAVE_OFTEN = "callbacks.last_checkpoint.every_n_train_steps=5"  # a kill loses little
 
@@ -40,11 +39,7 @@ def test_sigkilled_run_resumed_with_ckpt_path_last_matches_an_uninterrupted_run(
 
     killed_run = resumable_command(killed_root, SAVE_OFTEN, *averaging)
     process = start_command(killed_run, tmp_path, stdout=subprocess.DEVNULL)
-    deadline = time.monotonic() + 300
-    while not list(killed_root.glob("runs/*/checkpoints/last.ckpt")):
-        assert process.poll() is None, "the run ended before it could be killed"
-        assert time.monotonic() < deadline
-        time.sleep(0.02)
+    wait_until(process, lambda: list(killed_root.glob("runs/*/checkpoints/last.ckpt")))
     os.kill(process.pid, signal.SIGKILL)
     assert process.wait() == -signal.SIGKILL
     killed = only_run(killed_root)

@@ -13,7 +13,7 @@ import sys
 import pytest
 import torch
 
-from ..command_line import run_command_here, start_command, train_command, wait_until
+from ..command_line import HANG_SECONDS, run_command_here, start_command, train_command, wait_until
 
 STEPS = 200
 JOB = [
@@ -42,7 +42,7 @@ def test_ctrl_c_stops_a_parallel_sweep_with_each_running_job_saved(tmp_path):
     # both jobs in training
     wait_until(process, lambda: len(list(sweep.glob("*/checkpoints/best.ckpt"))) >= 2)
     os.killpg(process.pid, signal.SIGINT)
-    output, _ = process.communicate(timeout=300)
+    output, _ = process.communicate(timeout=HANG_SECONDS)
 
     assert process.returncode == 130, output
     assert "Traceback" not in output

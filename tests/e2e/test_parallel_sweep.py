@@ -60,10 +60,17 @@ def test_the_failing_job_is_recorded_the_others_finish_and_the_sweep_exits_1(swe
 def test_each_job_is_named_by_what_the_sweep_varies_and_ran_on_its_share_of_the_cores(sweep):
     _, folder = sweep
     pinned = threads_per_job(N_JOBS, cores())
+    decided = json.loads((folder / "sweep.json").read_text())  # once, at the sweep's start
+    assert decided["torch_threads"] == pinned
     for lr, run in jobs(folder).items():  # named in the worker as in the sweep's process
         assert run.name == f"optim.lr={run.overrides['optim.lr']}", run.overrides
         if run.finished:
             assert run.metrics["torch_threads"] == pinned, lr
+            environment = json.loads((run.path / "environment.json").read_text())
+            assert environment["torch_threads"] == pinned, lr
+            assert environment["threads_decided_by"] == (
+                f"the sweep's: {decided['threads_decided_by']}"
+            )
 
 
 def test_the_terminal_gets_one_line_per_job_start_and_end_the_details_go_to_train_log(sweep):
@@ -84,9 +91,9 @@ def test_the_terminal_gets_one_line_per_job_start_and_end_the_details_go_to_trai
     assert f"diverged  {runs[1e3].name}  at step {step}" in ends[1e3]
     assert f"failed    {runs[-1].name}  InvalidSetting: optim.lr=-1: out of range" in ends[-1]
     terminal = result.stdout + result.stderr
-    assert "GPU available" not in terminal and "Trainable params" not in terminal
+    assert "torch threads" not in terminal and "trainable parameters" not in terminal
     log = (runs[1e-3].path / "train.log").read_text()
-    assert "GPU available" in log and "Trainable params" in log and "test metrics" in log
+    assert "torch threads: " in log and "trainable parameters" in log and "test metrics" in log
 
 
 def test_hparams_mark_the_swept_key_as_differing_in_the_workers_too(sweep, read_hparams):

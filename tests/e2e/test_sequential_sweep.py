@@ -14,7 +14,15 @@ from pathlib import Path
 
 import pytest
 
-from ..command_line import python_module, run_command, start_command, train_command, wait_until
+from ..command_line import (
+    HANG_SECONDS,
+    python_module,
+    run_command,
+    start_command,
+    train_command,
+    wait_until,
+)
+from ..docs.examples import problems, sequential_verdict
 
 pytestmark = pytest.mark.slow
 
@@ -69,9 +77,9 @@ def test_a_sequential_sweep_adds_seeds_where_it_cannot_yet_decide_and_continues(
         )
         # the second stage has begun (12 jobs first: seconds on an idle 2-core machine);
         # stopped there as a crash or a preemption stops it, at whatever point it is
-        wait_until(process, lambda: list(sweep.glob("*seed=4*/.hydra")), timeout=900)
+        wait_until(process, lambda: list(sweep.glob("*seed=4*/.hydra")))
         os.killpg(process.pid, signal.SIGKILL)
-        assert process.wait(timeout=60) == -signal.SIGKILL
+        assert process.wait(timeout=HANG_SECONDS) == -signal.SIGKILL
     first_stage = {
         p: p.stat().st_mtime_ns
         for p in sweep.glob("*/metrics.json")
@@ -89,6 +97,7 @@ def test_a_sequential_sweep_adds_seeds_where_it_cannot_yet_decide_and_continues(
     to_run = 8 - second_stage_done  # lr 1e-2 and 1e-5 only; the stopped job from its start
     assert f"stage of 8 seeds: 2 configurations, {to_run} jobs to run" in log
     assert "look after 8 seeds: large_lr_lowers_loss supported" in log
+    assert log.count(f"tensorboard: tensorboard --logdir {sweep} (") == 1  # the sweep's, once
     assert {p: p.stat().st_mtime_ns for p in first_stage} == first_stage
     assert seeds_of(sweep, "0.01") == seeds_of(sweep, "1e-05") == list(range(8))
     assert seeds_of(sweep, "0.001") == [0, 1, 2, 3]  # compared by no rule: no more seeds
@@ -99,3 +108,6 @@ def test_a_sequential_sweep_adds_seeds_where_it_cannot_yet_decide_and_continues(
     assert "- **supported** after 8 seeds `large_lr_lowers_loss`" in report.stdout
     assert "each look is at 0.025" in report.stdout
     assert "exploratory" not in report.stdout  # the rule the sweep started with
+    # docs/sweeps.md quotes the undecided verdict: its words, its means within tolerance
+    found = problems("sweeps-sequential", sequential_verdict((sweep / "report.md").read_text()))
+    assert not found, "\n".join(found)

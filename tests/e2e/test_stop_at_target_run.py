@@ -10,6 +10,8 @@ import re
 import pytest
 
 from ..command_line import run_train
+from ..docs.blocks import find
+from ..docs.compare import matches_template, template_line
 
 RUN = [
     *(
@@ -38,6 +40,14 @@ def test_the_run_stops_at_its_target_and_says_where_and_why(tmp_path):
         done.stdout + done.stderr
     )
     step, first_step, last_step = int(step), int(first_step), int(last_step)
+    terminal = (done.stdout + done.stderr).split("\n")
+    (line,) = [line for line in terminal if "stopped at step" in line]
+    for doc, name in (
+        ("README.md", "readme-stop-line"),
+        ("docs/run-folder.md", "run-folder-stop-line"),
+    ):
+        shown = template_line(find(doc, name).text)  # what the docs say the line reads
+        assert matches_template(shown, line.split("] - ", 1)[1]), (doc, shown, line)
     assert first_step + 10 == last_step == step < 300  # two validations in a row
     assert float(first) >= 0.5 and float(last) >= 0.5
 

@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from ..command_line import one_thread_env, python_code, train_cli_code
+from ..command_line import HANG_SECONDS, one_thread_env, python_code, train_cli_code
 
 WITHOUT_TUNE = ["optuna", "hydra_plugins.hydra_optuna_sweeper"]
 
@@ -26,7 +26,7 @@ def train_without_tune(outputs_root, *overrides: str) -> subprocess.CompletedPro
         env=one_thread_env(),
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=HANG_SECONDS,
     )
 
 

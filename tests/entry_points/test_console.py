@@ -45,3 +45,29 @@ def test_a_logger_held_down_while_unheard_gets_its_own_level_back():
         assert not logger.isEnabledFor(logging.INFO)
     assert logger.level == logging.DEBUG
     logger.setLevel(logging.NOTSET)
+
+
+def test_lightnings_start_banners_are_dropped_and_its_other_lines_stay():
+    quiet_library_notices()
+    info = logging.getLogger("lightning.pytorch.utilities.rank_zero")
+    assert not logging.getLogger("lightning.fabric.utilities.seed").isEnabledFor(logging.INFO)
+
+    def passes(message: str) -> bool:
+        record = info.makeRecord(info.name, logging.INFO, __file__, 1, message, (), None)
+        return bool(info.filter(record))
+
+    for banner in ("GPU available: False, used: False", "TPU available: False, using: 0"):
+        assert not passes(banner)
+    assert passes("`Trainer.fit` stopped: `max_steps=20` reached.")
+
+
+def test_optuna_logs_through_the_labs_handlers_warnings_only():
+    optuna = pytest.importorskip("optuna")
+    from transformer_lab.console import quiet_optuna
+
+    quiet_optuna()
+    logger = logging.getLogger("optuna")
+    assert logger.propagate  # into the lab's (Hydra's) handlers
+    coloured = type(optuna.logging.create_default_formatter())
+    assert not [h for h in logger.handlers if isinstance(h.formatter, coloured)]
+    assert optuna.logging.get_verbosity() == optuna.logging.WARNING

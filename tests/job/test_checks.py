@@ -117,6 +117,16 @@ REFUSED = [
         ["optim.min_lr_ratio=-0.1"],
         "optim.min_lr_ratio=-0.1: out of range; allowed: a number in [0, 1]",
     ),
+    (  # a cosine floor above the peak
+        ["optim.min_lr_ratio=1.5"],
+        "optim.min_lr_ratio=1.5: out of range; allowed: a number in [0, 1]",
+    ),
+    (  # a stop before the outcome rule's target (job/cancelling_settings.py)
+        ["stop_at_seq_acc=0.3"],
+        "stop_at_seq_acc=0.3: below outcome.threshold=0.5: runs stop at val/seq_acc 0.3, "
+        "before the outcome rule (learned: final val/seq_acc >= 0.5) can call them learned; "
+        "allowed: stop_at_seq_acc >= 0.5, or null",
+    ),
     (["data.batch_size=abc"], "data.batch_size='abc': not an integer; allowed: an integer >= 1"),
     (["test_weights=first"], "test_weights='first': unknown; allowed: last, best"),
     (

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from transformer_lab.job import threads
-from transformer_lab.job.threads import AUTO, free_cores, set_job_threads
+from transformer_lab.job.threads import AUTO, ThreadChoice, choose_threads, free_cores
 
 
 @pytest.mark.parametrize(
@@ -45,18 +45,20 @@ def threads_restored():
     torch.set_num_threads(before)
 
 
-def test_a_number_pins_torch_threads_unless_omp_num_threads_chose(monkeypatch, threads_restored):
+def test_a_number_pins_the_count_unless_omp_num_threads_chose(monkeypatch):
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
-    torch.set_num_threads(2)
-    assert set_job_threads(1) == "torch threads: 1 (threads)"
-    assert torch.get_num_threads() == 1
+    assert choose_threads(1) == ThreadChoice(1, "threads=1")
+    assert choose_threads(1).line == "torch threads: 1 (threads=1)"
     monkeypatch.setenv("OMP_NUM_THREADS", "2")
-    assert set_job_threads(AUTO) is None  # the user's variable decides
-    assert torch.get_num_threads() == 1
+    chosen = choose_threads(1)  # the user's variable decides, as torch read it
+    assert chosen == ThreadChoice(torch.get_num_threads(), "OMP_NUM_THREADS=2")
 
 
-def test_auto_names_what_it_measured(monkeypatch, threads_restored):
+def test_auto_names_what_it_measured(monkeypatch):
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
-    chosen = set_job_threads(AUTO)
-    assert chosen.startswith(f"torch threads: {torch.get_num_threads()} (threads=auto: ")
-    assert chosen.endswith("busy with other work)")
+    monkeypatch.setattr(threads, "busy_cores", lambda: 1.0)
+    monkeypatch.setattr(threads, "cores", lambda: 2)
+    monkeypatch.setattr(threads, "machine_cores", lambda: 2)
+    assert choose_threads(AUTO) == ThreadChoice(
+        1, "threads=auto: 2 cores, 1.0 busy with other work"
+    )

@@ -18,6 +18,8 @@ from transformer_lab.job.run import train
 from transformer_lab.sweep import naming  # noqa: F401 (registers ${run_name:}, as train.py)
 from transformer_lab.training.wandb_logger import wandb_mode
 
+from ..command_line import HANG_SECONDS
+
 TINY = ["experiment=smoke"]
 BLOCK, HEADER = 32768, 7  # W&B's transaction log: LevelDB's log format behind a 7-byte header
 FULL, FIRST, MIDDLE, LAST = 1, 2, 3, 4
@@ -47,7 +49,7 @@ def log_records(path: Path) -> Iterator[bytes]:
             position += BLOCK - position % BLOCK if position % BLOCK else 0
 
 
-def finished(path: Path, timeout: float = 60) -> Path:
+def finished(path: Path, timeout: float = HANG_SECONDS) -> Path:
     """``path`` once it holds the run's exit record: the job finished its W&B run, but W&B's
     service process writes the file's last records after ``finish()`` has returned."""
     from wandb.proto import wandb_internal_pb2
@@ -85,7 +87,7 @@ def read_run(path: Path) -> tuple[object, dict, list[dict]]:
 
 @pytest.mark.slow
 def test_a_run_logs_offline_with_no_account_and_its_file_holds_what_tensorboard_shows(
-    compose_train, tmp_path, monkeypatch
+    compose_train, tmp_path, monkeypatch, capfd
 ):
     pytest.importorskip("wandb")  # dev installs it (pyproject.toml); users: [wandb]
     for name in ("WANDB_MODE", "WANDB_API_KEY", "WANDB_BASE_URL"):  # the suite's offline too
@@ -93,6 +95,9 @@ def test_a_run_logs_offline_with_no_account_and_its_file_holds_what_tensorboard_
     monkeypatch.setenv("NETRC", str(tmp_path / "no_netrc"))  # not logged in
     cfg = compose_train([*TINY, "logger=wandb", "optim.lr=2e-3", f"paths.outputs_root={tmp_path}"])
     train(cfg)
+    terminal = "".join(capfd.readouterr())
+    assert "anonymous" not in terminal  # Lightning's anonymous=None, which W&B warns of
+    assert "Run history" not in terminal  # W&B quiet: its files hold the run's summary
     run_dir = tmp_path / "run"
     recorded = json.loads((run_dir / "metrics.json").read_text())
     assert list(run_dir.glob("events.out.tfevents.*"))  # TensorBoard stays

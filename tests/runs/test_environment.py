@@ -3,6 +3,8 @@
 import json
 import subprocess
 
+import torch
+
 from transformer_lab.runs import environment
 
 
@@ -62,6 +64,7 @@ def test_the_record_holds_versions_machine_and_command():
         "transformer_lab",
         "platform",
         "cpu",
+        "cpu_capability",
         "torch_threads",
         "command",
         "start_time",
@@ -70,6 +73,7 @@ def test_the_record_holds_versions_machine_and_command():
     )
     assert set(keys) <= record.keys()
     assert record["torch_threads"] >= 1
+    assert record["cpu_capability"] == torch.backends.cpu.get_cpu_capability()  # kernels
     assert record["command"] == "python -m transformer_lab.train seed=1"
     json.dumps(record)  # JSON-ready
 

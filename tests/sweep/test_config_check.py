@@ -75,9 +75,10 @@ def test_a_local_sweep_of_ddp_jobs_is_refused_up_front(loader, capsys):
     assert "trainer.strategy='ddp': with trainer.devices=2 in a local multirun" in line
 
 
-def test_an_optimizing_sweep_checks_its_own_config_and_direction(loader, capsys):
+def test_an_optimizing_sweep_checks_its_own_config_and_direction(loader, capsys, tmp_path):
     def study(*overrides):
-        return composed(loader, ["hparams_search=optuna", "experiment=smoke", *overrides], True)
+        optuna = ["hparams_search=optuna", "experiment=smoke", f"paths.outputs_root={tmp_path}"]
+        return composed(loader, [*optuna, *overrides], True)
 
     line = refusal(capsys, "on_multirun_start", study("optimized_metric=val/loss"))
     assert line == (
@@ -88,6 +89,7 @@ def test_an_optimizing_sweep_checks_its_own_config_and_direction(loader, capsys)
     assert line == "error: model.dropout=2: out of range; allowed: a number in [0, 1)"
     # the values it draws are its own: a trial that draws a bad one fails alone, later
     ConfigCheck().on_multirun_start(study("optim.warmup_steps=choice(-1,0)"))
+    assert list(tmp_path.iterdir()) == []  # a new study: the check makes nothing
 
 
 @pytest.mark.slow
@@ -166,3 +168,23 @@ def test_a_sweep_builds_one_model_per_distinct_model_setting(loader, monkeypatch
     grid = ["model/norm=pre,post", "model/pos_encoding=sinusoidal,rotary", "seed=range(25)"]
     ConfigCheck().on_multirun_start(composed(loader, ["experiment=smoke", *grid], True))
     assert len(built) == 4
+
+
+def test_settings_that_cancel_each_other_are_one_warning_line_and_the_run_goes_on(
+    loader, capsys, tmp_path
+):
+    overrides = ["experiment=smoke", "optim.warmup_steps=400", f"paths.outputs_root={tmp_path}"]
+    ConfigCheck().on_run_start(composed(loader, overrides))
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith("warning: optim.warmup_steps=400 >= trainer.max_steps=20: ")
+    assert line.endswith("set optim.warmup_steps below 20")
+    ConfigCheck().on_run_start(composed(loader, [*overrides, "optim.warmup_steps=5"]))
+    assert capsys.readouterr().err == ""
+
+
+def test_a_sweep_names_each_cancelling_setting_once_with_the_jobs_it_concerns(loader, capsys):
+    sweep = ["experiment=smoke", "optim.warmup_steps=5,400", "seed=0,1"]
+    ConfigCheck().on_multirun_start(composed(loader, sweep, multirun=True))
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith("warning: optim.warmup_steps=400 >= trainer.max_steps=20: ")
+    assert line.endswith("set optim.warmup_steps below 20 (2 of 4 jobs)")

@@ -11,6 +11,8 @@ import pytest
 from transformer_lab.runs.study_record import find
 from transformer_lab.sweep.study import ContinuedStudy, load_study, study_storage
 
+from ..command_line import run_train_here
+
 pytestmark = pytest.mark.slow  # real Optuna studies in SQLite
 
 State = optuna.trial.TrialState
@@ -72,3 +74,18 @@ def test_another_command_is_refused_before_it_joins_the_study(sweep, capsys):
     )
     url = sweep().hydra.sweeper.storage.url
     assert len(optuna.get_all_study_summaries(study_storage(url))) == 1
+
+
+def test_another_command_on_the_command_line_leaves_no_worker_folder(sweep, tmp_path):
+    """Refused by the check before any folder (the sweep record that every worker folder
+    gets is written after it), in one line, exit 2: the study's folder holds its storage
+    and the first worker's folder, as before."""
+    stored_study(sweep("model/norm=post"), [State.COMPLETE])
+    study_folder = tmp_path / "multirun" / "study-lr_warmup"
+    before = sorted(p.name for p in study_folder.iterdir())
+    command = ["-m", "hparams_search=optuna", "model/norm=pre", "experiment=smoke"]
+    refused = run_train_here(tmp_path, *command)
+    assert refused.returncode == 2, refused.stderr[-2000:]
+    (line,) = [line for line in refused.stderr.splitlines() if line.startswith("error")]
+    assert "the study in this storage was started by other overrides" in line
+    assert sorted(p.name for p in study_folder.iterdir()) == before

@@ -1,5 +1,7 @@
 """Jobs side by side share the machine: how many run at once, and threads per job."""
 
+from pathlib import Path
+
 import pytest
 from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
@@ -7,9 +9,20 @@ from omegaconf import read_write
 
 from transformer_lab.config.validation import ConfigError
 from transformer_lab.console import SCHEMA_NOTICE
+from transformer_lab.job import threads as job_thread_settings
 from transformer_lab.job.checks import check_launcher
+from transformer_lab.job.threads import AUTO, ThreadChoice, choose_threads
+from transformer_lab.runs.sweep_record import SweepRecord
+from transformer_lab.sweep import threads as sweep_threads_module
 from transformer_lab.sweep.parallel import Worker, runs_in_parallel
-from transformer_lab.sweep.threads import cores, sweep_n_jobs, threads_per_job
+from transformer_lab.sweep.record import RecordSweep
+from transformer_lab.sweep.threads import (
+    cores,
+    job_threads,
+    sweep_n_jobs,
+    sweep_threads,
+    threads_per_job,
+)
 
 pytestmark = pytest.mark.filterwarnings(f"ignore:{SCHEMA_NOTICE}")
 
@@ -71,3 +84,64 @@ def test_ddp_inside_a_parallel_local_sweep_is_refused_with_one_clear_message(com
         HydraConfig.get().mode = RunMode.MULTIRUN
     with pytest.raises(ConfigError, match=r"local multirun; allowed: .*hydra/launcher=slurm"):
         check_launcher(cfg, HydraConfig.get())
+
+
+@pytest.fixture
+def machine(monkeypatch):
+    """A 2-core machine with no OMP_NUM_THREADS whose other work keeps ``busy[0]`` cores
+    busy (change it to change the load)."""
+    busy = [0.0]
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.setattr(job_thread_settings, "busy_cores", lambda: busy[0])
+    monkeypatch.setattr(job_thread_settings, "cores", lambda: 2)
+    monkeypatch.setattr(job_thread_settings, "machine_cores", lambda: 2)
+    monkeypatch.setattr(sweep_threads_module, "cores", lambda: 2)
+    return busy
+
+
+def recorded(config) -> ThreadChoice:
+    record = SweepRecord.read(Path(config.hydra.sweep.dir))
+    return ThreadChoice(record.torch_threads, record.threads_decided_by)
+
+
+def test_auto_is_decided_once_at_the_sweeps_start_and_every_job_takes_it(
+    compose_sweep, tmp_path, machine
+):
+    config = compose_sweep([f"paths.outputs_root={tmp_path}"])
+    RecordSweep().on_multirun_start(config)  # an idle machine at the start
+    sweep = recorded(config)
+    assert sweep == ThreadChoice(
+        2, "threads=auto: 2 cores, 0.0 busy with other work, at the sweep's start"
+    )
+    machine[0] = 1.0  # then other work starts: a job measuring for itself would take 1
+    assert choose_threads(AUTO).threads == 1
+    jobs = [job_threads(AUTO, sweep, None) for _ in range(3)]
+    assert {job.threads for job in jobs} == {2}
+    assert jobs[0].why == f"the sweep's: {sweep.why}"
+
+
+def test_a_continued_sweep_keeps_the_count_its_jobs_ran_with(compose_sweep, tmp_path, machine):
+    config = compose_sweep([f"paths.outputs_root={tmp_path}"])
+    machine[0] = 1.0
+    RecordSweep().on_multirun_start(config)
+    machine[0] = 0.0  # started again into its folder on an idle machine
+    RecordSweep().on_multirun_start(config)
+    assert recorded(config).threads == 1
+
+
+def test_a_parallel_sweep_gives_each_job_its_share_and_a_pinned_job_keeps_its_number(
+    compose_sweep, machine
+):
+    config = compose_sweep(["hydra/launcher=joblib", "hydra.launcher.n_jobs=2"])
+    share = sweep_threads(config, parallel=True)
+    assert share == ThreadChoice(1, "hydra/launcher=joblib: 2 cores, n_jobs=2")
+    assert job_threads(2, share, 2).threads == 1  # side by side, the share holds
+    assert job_threads(2, share, None) == ThreadChoice(2, "threads=2")  # -m threads=1,2
+    assert job_threads(AUTO, None, 2) == share  # a sweep without its record
+
+
+def test_a_submitit_sweep_gives_each_job_the_cpus_it_asks_for(compose_sweep, machine):
+    config = compose_sweep(["hydra/launcher=slurm"])
+    assert sweep_threads(config, parallel=False) == ThreadChoice(
+        8, "hydra.launcher.cpus_per_task=8"
+    )

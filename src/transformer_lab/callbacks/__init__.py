@@ -6,6 +6,7 @@ from transformer_lab.callbacks.interrupt import InterruptCheckpoint, Interrupted
 from transformer_lab.callbacks.last_checkpoint import LastCheckpoint
 from transformer_lab.callbacks.layer_stats import LayerStats
 from transformer_lab.callbacks.length_series import LengthSeries
+from transformer_lab.callbacks.model_summary import OneLineSummary
 from transformer_lab.callbacks.norm_comparison import NormComparison
 from transformer_lab.callbacks.positional_map import PositionalMap
 from transformer_lab.callbacks.progress import StepProgressBar
@@ -23,6 +24,7 @@ __all__ = [
     "LayerStats",
     "LengthSeries",
     "NormComparison",
+    "OneLineSummary",
     "PositionalMap",
     "SampleGenerations",
     "ScalarLayout",

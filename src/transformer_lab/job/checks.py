@@ -36,6 +36,7 @@ from lightning.fabric.utilities.seed import max_seed_value, min_seed_value
 from lightning.pytorch.accelerators import AcceleratorRegistry
 from omegaconf import DictConfig, OmegaConf
 
+from transformer_lab.config.mandatory import check_given
 from transformer_lab.config.renamed import check_current_keys
 from transformer_lab.config.validation import (
     ConfigError,
@@ -45,6 +46,7 @@ from transformer_lab.config.validation import (
     check_number,
 )
 from transformer_lab.job.build import build_data_and_model, build_module, instantiate
+from transformer_lab.job.cancelling_settings import check_stop_reaches_outcome
 from transformer_lab.job.resources import check_resources
 from transformer_lab.job.resume import resolve_checkpoint
 from transformer_lab.job.threads import AUTO
@@ -174,6 +176,7 @@ def check_run_settings(cfg: DictConfig, hydra_cfg: DictConfig) -> Path | None:
         raise ConfigError(str(error)) from None
     check_launcher(cfg, hydra_cfg)
     OutcomeRule.of_config(cfg)  # InvalidSetting names outcome.metric or outcome.threshold
+    check_stop_reaches_outcome(cfg)
     _check_loggers(cfg.get("logger"))
     averaging = OmegaConf.select(cfg, "callbacks.averaging")
     if averaging is not None:  # its settings need no run folder, unlike the other callbacks'
@@ -237,6 +240,7 @@ def check_config(
     start a run, or a ConfigError names the first setting that cannot; the checkpoint
     ``ckpt_path`` names (None: none), read once here for the run to resume from.
     ``models``: the models a sweep's earlier jobs built (None: build this job's)."""
+    check_given(cfg, OmegaConf.to_container(hydra_cfg.runtime.choices))  # no ??? left
     check_current_keys(cfg)  # an old experiment file's model.lr: named optim.lr
     checkpoint = check_run_settings(cfg, hydra_cfg)
     with torch.device("meta"):  # what the constructors check, without the weights

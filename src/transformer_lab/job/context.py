@@ -15,6 +15,7 @@ from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 
+from transformer_lab.job.threads import ThreadChoice
 from transformer_lab.runs.sweep_record import SweepRecord
 
 
@@ -25,8 +26,10 @@ class RunContext:
     Hydra's node of the job's config (mode, launcher, sweeper, overrides, job name);
     ``orig_argv``/``argv`` the command as typed (``sys.orig_argv``/``sys.argv``), also in
     a job that a launcher runs in a process of its own; ``swept`` the keys the job's sweep
-    varies, None for a single run (both from the sweep's
-    :class:`~transformer_lab.runs.sweep_record.SweepRecord`)."""
+    varies, None for a single run, and ``sweep_threads`` the torch threads the sweep decided
+    for every job (all from the sweep's
+    :class:`~transformer_lab.runs.sweep_record.SweepRecord`); ``threads`` this job's, once
+    applied (:func:`transformer_lab.sweep.threads.job_threads`)."""
 
     output_dir: Path
     started_in: Path
@@ -34,6 +37,8 @@ class RunContext:
     orig_argv: tuple[str, ...]
     argv: tuple[str, ...]
     swept: frozenset[str] | None = None
+    sweep_threads: ThreadChoice | None = None
+    threads: ThreadChoice | None = None
 
     @classmethod
     def from_hydra(cls) -> "RunContext":
@@ -46,7 +51,14 @@ class RunContext:
         sweep = SweepRecord.read(Path(hydra.sweep.dir)) if multirun else None
         if sweep is None:
             return cls(folder, folder, hydra, tuple(sys.orig_argv), tuple(sys.argv))
-        return cls(folder, folder, hydra, sweep.orig_argv, sweep.argv, sweep.swept)
+        threads = None
+        if sweep.torch_threads is not None:
+            threads = ThreadChoice(sweep.torch_threads, sweep.threads_decided_by or "")
+        return cls(folder, folder, hydra, sweep.orig_argv, sweep.argv, sweep.swept, threads)
+
+    def with_threads(self, threads: ThreadChoice) -> "RunContext":
+        """The same job, with the torch threads it runs with."""
+        return replace(self, threads=threads)
 
     @property
     def in_sweep(self) -> bool:

@@ -195,6 +195,7 @@ def train(cfg: DictConfig, context: RunContext | None = None) -> dict[str, float
     the job Hydra runs in this process, unless given."""
     context = context or RunContext.from_hydra()
     started = environment.collect(context.orig_argv)
+    started["threads_decided_by"] = context.threads.why if context.threads else None
     named = checked_config(cfg, context.hydra)  # the checkpoint ckpt_path names, read once
     try:
         checkpoint, context = resume_point(cfg, context, named)

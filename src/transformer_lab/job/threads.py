@@ -5,12 +5,19 @@ other work makes every parallel operation wait for it: beside one busy process, 
 job at 2 threads on 2 cores took several times as long as at 1 thread, while on an idle
 machine the second thread saves a quarter to a third of the time, at every model size
 measured (docs/performance.md, *Threads*). So ``threads: auto`` counts the cores that
-other work leaves free when the job starts and uses those; a number pins it, and
-``OMP_NUM_THREADS``, when set, is left to torch.
+other work leaves free when the run starts and uses those; a number pins it, and
+``OMP_NUM_THREADS``, when set, decides instead.
+
+A seed's trajectory depends on the thread count (a reduction split over more threads adds
+in another order), so the count is part of what a run computed: the choice, with what
+decided it, is recorded (:class:`ThreadChoice`; ``metrics.json``'s ``torch_threads``,
+``environment.json``'s ``threads_decided_by``). A sweep decides once for all its jobs
+(:mod:`transformer_lab.sweep.threads`).
 """
 
 import os
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import joblib
@@ -55,17 +62,32 @@ def free_cores(available: int, machine: int, busy: float | None) -> int:
     return available if busy is None else max(1, min(available, machine - round(busy)))
 
 
-def set_job_threads(setting: int | str) -> str | None:
-    """Apply the run's ``threads`` setting to torch, unless ``OMP_NUM_THREADS`` chose.
-    Returns what was chosen and why, for the run's log."""
+@dataclass(frozen=True)
+class ThreadChoice:
+    """A torch thread count and what decided it, in words (``threads=auto: 2 cores, 1.0
+    busy with other work``)."""
+
+    threads: int
+    why: str
+
+    @property
+    def line(self) -> str:
+        """The run's log line."""
+        return f"torch threads: {self.threads} ({self.why})"
+
+
+def choose_threads(setting: int | str) -> ThreadChoice:
+    """What a run's ``threads`` setting gives here and now: ``OMP_NUM_THREADS`` where the
+    user set it (torch read it at its import), else the number, else (``auto``) the cores
+    that other work leaves free over the next fifth of a second."""
     if "OMP_NUM_THREADS" in os.environ:
-        return None
-    if setting == AUTO:
-        busy = busy_cores()
-        available = cores()
-        threads = free_cores(available, machine_cores(), busy)
-        why = f"threads=auto: {available} cores, {busy or 0:.1f} busy with other work"
-    else:
-        threads, why = setting, "threads"
-    torch.set_num_threads(threads)
-    return f"torch threads: {threads} ({why})"
+        return ThreadChoice(
+            torch.get_num_threads(), f"OMP_NUM_THREADS={os.environ['OMP_NUM_THREADS']}"
+        )
+    if setting != AUTO:
+        return ThreadChoice(int(setting), f"threads={setting}")
+    busy, available = busy_cores(), cores()
+    threads = free_cores(available, machine_cores(), busy)
+    return ThreadChoice(
+        threads, f"threads=auto: {available} cores, {busy or 0:.1f} busy with other work"
+    )

@@ -93,6 +93,7 @@ def collect(command: Sequence[str]) -> dict:
         "platform": platform.platform(),
         "cpu": _cpu_model(),
         "cpu_count": os.cpu_count(),
+        "cpu_capability": torch.backends.cpu.get_cpu_capability(),  # torch's kernels: AVX2, ...
         "torch_threads": torch.get_num_threads(),
         "gpus": gpus,
     }

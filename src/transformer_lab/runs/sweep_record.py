@@ -8,7 +8,9 @@ process writes both into the sweep folder when the multirun starts
 (:class:`transformer_lab.sweep.record.RecordSweep`), and every job reads them back
 (:meth:`transformer_lab.job.context.RunContext.from_hydra`): ``environment.json`` records
 the command, a stopped job's resume line starts with its program, and HPARAMS marks the
-keys the sweep varies as the ones that differ.
+keys the sweep varies as the ones that differ. The sweep's process also decides, once, how
+many torch threads its jobs run with (:mod:`transformer_lab.sweep.threads`), so that no two
+jobs of a sweep compute with different thread counts.
 """
 
 import json
@@ -23,12 +25,16 @@ class SweepRecord:
     """``orig_argv``/``argv``: ``sys.orig_argv``/``sys.argv`` of the sweep's process;
     ``swept``: the keys the sweep varies, one spelling each (``model.norm``); ``rule``: the
     fingerprint of the rule its hypotheses are judged by, as it was at the sweep's first
-    start (:func:`transformer_lab.sweep.hypotheses.rule_hash`)."""
+    start (:func:`transformer_lab.sweep.hypotheses.rule_hash`);
+    ``torch_threads``/``threads_decided_by``: every job's torch threads and what decided
+    them (None: a record written before the sweep decided them)."""
 
     orig_argv: tuple[str, ...]
     argv: tuple[str, ...]
     swept: frozenset[str]
     rule: str | None = None
+    torch_threads: int | None = None
+    threads_decided_by: str | None = None
 
     def write(self, sweep_dir: Path) -> Path:
         path = sweep_dir / FILE
@@ -50,4 +56,6 @@ class SweepRecord:
             tuple(record["argv"]),
             frozenset(record["swept"]),
             record.get("rule"),  # None: a sweep started before the rule was recorded
+            record.get("torch_threads"),
+            record.get("threads_decided_by"),
         )

@@ -11,6 +11,8 @@ each job's config composes (:mod:`.launchers`).
 """
 
 import logging
+import sys
+from collections import Counter
 
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
@@ -18,6 +20,7 @@ from omegaconf import DictConfig, OmegaConf
 from transformer_lab.config.command_line import end_composition
 from transformer_lab.config.jobs import job_configs, job_overrides, split_config
 from transformer_lab.config.validation import ConfigError
+from transformer_lab.job.cancelling_settings import cancelling_settings
 from transformer_lab.job.checks import ModelBuilds, check_config, check_run, refuse
 from transformer_lab.runs.reader import overrides_of
 from transformer_lab.sweep.design import out_of_reach
@@ -42,6 +45,24 @@ from transformer_lab.sweep.sequential import (
 log = logging.getLogger(__name__)
 
 
+def check_joins_study(config: DictConfig) -> None:
+    """A shared Optuna study (``hparams_search=optuna``) that another command started is
+    refused here, before the worker's folder (its ``sweep.json``) is made. Optuna is
+    imported for a study only: a plain run never needs the ``[tune]`` extra."""
+    from transformer_lab.sweep.study import check_may_join
+
+    check_may_join(config)
+
+
+def warn(lines: Counter, jobs: int) -> None:
+    """Each of the settings that cancel each other (:mod:`~transformer_lab.job.
+    cancelling_settings`) in one line on stderr, once, with how many of a sweep's ``jobs``
+    it concerns."""
+    for line, count in lines.items():
+        where = f" ({count} of {jobs} jobs)" if jobs > 1 else ""
+        print(f"warning: {line}{where}", file=sys.stderr, flush=True)
+
+
 class ConfigCheck(Callback):
     """Checks the config of a run, or of every job of a sweep, before any folder exists.
 
@@ -50,12 +71,14 @@ class ConfigCheck(Callback):
 
     def on_run_start(self, config: DictConfig, **kwargs) -> None:
         end_composition()  # Hydra composed the run: its errors are its own again
+        task, hydra_cfg = split_config(config)
         try:
-            check_run(*split_config(config))  # the job takes its result: checked once
+            check_run(task, hydra_cfg)  # the job takes its result: checked once
             check_outcome(config)
             parse_hypotheses(config.get("hypotheses"))
         except ConfigError as error:
             refuse(error)
+        warn(Counter(cancelling_settings(task)), jobs=1)
 
     def on_multirun_start(self, config: DictConfig, **kwargs) -> None:
         if is_sequential(config.hydra):
@@ -63,7 +86,7 @@ class ConfigCheck(Callback):
                 check_sequential(config, bool(config.get("hypotheses")))
             except ConfigError as error:
                 refuse(error)
-        stated, reported, models = [], set(), ModelBuilds()
+        stated, reported, models, warnings = [], set(), ModelBuilds(), Counter()
         for job, job_config, hydra_cfg in job_configs(config):
             try:
                 check_launcher_applies(config.hydra, hydra_cfg)
@@ -71,6 +94,7 @@ class ConfigCheck(Callback):
                 check_outcome(job_config)
             except ConfigError as error:
                 refuse(error, job)
+            warnings.update(cancelling_settings(job_config))
             items = job_config.get("hypotheses")  # resolved now: the next job reuses the config
             stated.append(
                 OmegaConf.to_container(items, resolve=True) if OmegaConf.is_config(items) else items
@@ -79,6 +103,8 @@ class ConfigCheck(Callback):
         try:
             if config.hydra.sweeper.get("direction") is not None:  # an optimizing sweeper
                 check_warmup_range(config)  # the search space, which no job config shows
+            if "continued_study" in (config.hydra.get("callbacks") or {}):
+                check_joins_study(config)
             jobs = job_overrides(config)  # None: an optimizing sweeper draws them as it goes
             if jobs is not None:
                 excluded = list(config.hydra.job.config.override_dirname.exclude_keys)
@@ -89,6 +115,7 @@ class ConfigCheck(Callback):
             )
         except ConfigError as error:
             refuse(error)
+        warn(warnings, jobs=len(stated))
         if jobs is not None and hypotheses:
             for line in reach(config, merged(hypotheses), [overrides_of(j) for j in jobs]):
                 log.warning(line)

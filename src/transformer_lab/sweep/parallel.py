@@ -5,8 +5,8 @@ and two jobs' log lines interleaved, are unreadable. So inside a parallel sweep 
 sends everything it prints (the progress bar, Lightning's notices, the log, the test
 table) to its own ``train.log``, and the terminal gets one line when a job starts and one
 when it ends: its name, its status, and its final ``val/seq_acc`` or its error. The job
-also takes its share of the machine: ``cores // n_jobs`` torch threads
-(:mod:`transformer_lab.sweep.threads`) and, on GPUs, a GPU of its own.
+also takes its share of the machine: ``cores // n_jobs`` torch threads, decided at the
+sweep's start (:mod:`transformer_lab.sweep.threads`), and, on GPUs, a GPU of its own.
 
 Ctrl-C reaches the sweep's process and every worker (one process group). Each running job
 saves ``last.ckpt`` at the end of its batch and says so on its end line, with the command
@@ -33,8 +33,9 @@ from omegaconf import DictConfig
 
 from transformer_lab.callbacks.interrupt import hold_signals
 from transformer_lab.console import ignore
+from transformer_lab.job.context import RunContext
 from transformer_lab.runs.reader import read_run
-from transformer_lab.sweep.threads import gpus, pin_threads, uses_gpus
+from transformer_lab.sweep.threads import gpus, job_threads, uses_gpus
 
 STOP_FILE = ".stopping"  # in the sweep folder, from the first Ctrl-C: start no more jobs
 
@@ -145,7 +146,7 @@ def end_line(job_dir: Path, seconds: float) -> str:
 
 
 class ParallelJobs(Callback):
-    """Under ``hydra/launcher=joblib``: pin threads, claim a GPU, one terminal line per
+    """Under ``hydra/launcher=joblib``: say the sweep's threads, claim a GPU, one terminal line per
     job start and end, everything else into the job's ``train.log``, Ctrl-C stopping the
     sweep with every running job saved. Other launchers: nothing."""
 
@@ -191,7 +192,8 @@ class ParallelJobs(Callback):
         hold_signals()  # a Ctrl-C before fit starts stops the job after its first step
         if uses_gpus(config.trainer.accelerator):
             WORKER.use_own_gpu(config)
-        threads = pin_threads(config.hydra.launcher.n_jobs)
+        sweep = RunContext.from_hydra().sweep_threads  # the job applies it (train.py)
+        threads = job_threads(config.threads, sweep, config.hydra.launcher.n_jobs).threads
         job_dir = Path(config.hydra.runtime.output_dir)
         self.started = time.perf_counter()
         WORKER.into_log(job_dir / f"{config.hydra.job.name}.log")

@@ -23,6 +23,7 @@ from omegaconf import DictConfig
 from optuna.storages import RDBStorage
 
 from transformer_lab.config.validation import ConfigError
+from transformer_lab.console import quiet_optuna
 from transformer_lab.job.checks import refuse
 from transformer_lab.runs.study_record import StudyRecord, find
 
@@ -60,6 +61,7 @@ def study_storage(
     time; the others wait up to :data:`SQLITE_TIMEOUT` seconds. Workers that start together
     on a new SQLite file would each make its tables (one fails on the schema's version), so
     they open it one at a time, under a file lock beside it."""
+    quiet_optuna()  # every use of a study opens its storage here first
     url = storage_url(url)
     engine_kwargs: dict = {"isolation_level": "AUTOCOMMIT"}
     settings = {"heartbeat_interval": heartbeat_interval, "grace_period": grace_period}
@@ -94,6 +96,37 @@ def _check_same_study(study: optuna.Study, command: list[str], name: str) -> Non
         )
 
 
+def check_may_join(config: DictConfig) -> None:
+    """A ConfigError if the study the multirun ``config``'s sweeper names exists and another
+    command started it; nothing is made where none exists. The check before any folder
+    (:class:`~transformer_lab.sweep.checks.ConfigCheck`) asks, so that a refused command
+    leaves no worker folder."""
+    sweeper = config.hydra.sweeper
+    url = str(sweeper.storage.url)
+    if "://" not in url and not Path(url).resolve().is_file():  # a new SQLite study
+        return
+    try:
+        study = optuna.load_study(study_name=sweeper.study_name, storage=study_storage(url))
+    except KeyError:  # no study of that name in this storage yet
+        return
+    _check_same_study(study, study_command(config), sweeper.study_name)
+
+
+def joined_study(config: DictConfig) -> optuna.Study:
+    """The study the multirun ``config``'s sweeper names, made if new; a ConfigError if
+    another command started it (:func:`check_may_join` has asked already, but a worker
+    may have started it since)."""
+    sweeper = config.hydra.sweeper
+    study = optuna.create_study(
+        study_name=sweeper.study_name,
+        storage=study_storage(storage_url(sweeper.storage.url)),
+        direction=getattr(sweeper.direction, "name", sweeper.direction),
+        load_if_exists=True,
+    )
+    _check_same_study(study, study_command(config), sweeper.study_name)
+    return study
+
+
 class ContinuedStudy(Callback):
     """Before the sweeper starts: join the study (made if new, recording the command that
     started it) or refuse a command other than the one that started it, and record the
@@ -103,14 +136,8 @@ class ContinuedStudy(Callback):
         sweeper, sweep_dir = config.hydra.sweeper, Path(config.hydra.sweep.dir)
         url = storage_url(sweeper.storage.url)
         command = study_command(config)
-        study = optuna.create_study(
-            study_name=sweeper.study_name,
-            storage=study_storage(url),
-            direction=getattr(sweeper.direction, "name", sweeper.direction),
-            load_if_exists=True,
-        )
         try:
-            _check_same_study(study, command, sweeper.study_name)
+            study = joined_study(config)
         except ConfigError as error:
             refuse(error)
         study.set_user_attr(STUDY_COMMAND, command)

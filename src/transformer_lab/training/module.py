@@ -261,8 +261,8 @@ class Seq2SeqLitModule(L.LightningModule):
         if len(self.text_metrics[stage]):
             values |= self.text_metrics[stage].compute()  # gathered over DDP ranks
             self.text_metrics[stage].reset()
-        for name, value in values.items():
-            self.log(f"{stage}/{name}", value, sync_dist=False)
+        for name, value in values.items():  # equal on every rank: the mean over them is it
+            self.log(f"{stage}/{name}", value, sync_dist=True)
         return values
 
     def validation_step(self, batch, batch_idx):

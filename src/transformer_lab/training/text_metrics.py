@@ -2,25 +2,42 @@
 beside loss and accuracies.
 
 The hypotheses are the model's outputs decoded to text by the data's target tokenizer, the
-references the targets as the file wrote them; both are scored as corpora with sacrebleu's
-defaults (BLEU: 13a tokenization, 4-grams, exponential smoothing; chrF: character 6-grams,
+references the targets as the file wrote them; both are scored as corpora with sacrebleu
+(BLEU: 13a tokenization, up to 4-grams, exponential smoothing; chrF: character 6-grams,
 beta 2), whose signatures :func:`signatures` gives, so that the numbers compare with any
 other sacrebleu score of the same signature. Scores are on sacrebleu's 0-100 scale.
+
+BLEU is the geometric mean of the 1- to 4-gram precisions: outputs of one to three words
+hold no 4-gram, and corpus BLEU is 0 for them however many are exactly right (93% of
+one-word targets right scored 0.0). So BLEU takes sacrebleu's effective order
+(``effective_order=True``, ``eff:yes`` in its signature): the orders the outputs have, up
+to 4. Where the outputs hold 4-grams this is corpus BLEU exactly, the same number as
+``eff:no``; where they do not, it is the mean over the orders they hold, and
+``<split>/bleu_order`` (in ``metrics.json``, ``eval.json`` and TensorBoard) says over how
+many: below 4, BLEU is not the BLEU of papers, and chrF is the score to compare.
 
 A corpus score is not a sum over batches, so the texts are kept until the split ends and
 then, under DDP, gathered from every rank before scoring.
 """
 
+import itertools
+
 import torch.distributed as dist
 from sacrebleu.metrics import BLEU, CHRF
 
 NAMES = ("bleu", "chrf")
+ORDER = "bleu_order"  # the n-gram orders BLEU was taken over (4: corpus BLEU as published)
+
+
+def bleu() -> BLEU:
+    """sacrebleu's corpus BLEU with its effective order (above)."""
+    return BLEU(effective_order=True)
 
 
 def signatures() -> dict[str, str]:
     """sacrebleu's signature of each metric (one reference per hypothesis): what makes two
     scores comparable."""
-    metrics = {"bleu": BLEU(), "chrf": CHRF()}
+    metrics = {"bleu": bleu(), "chrf": CHRF()}
     for metric in metrics.values():
         metric.corpus_score(["a"], [["a"]])  # the signature counts the references scored
     return {name: str(metric.get_signature()) for name, metric in metrics.items()}
@@ -43,17 +60,39 @@ class TextMetrics:
         self.references += references
 
     def compute(self) -> dict[str, float]:
-        """``bleu`` and ``chrf`` of every rank's texts together."""
+        """``bleu`` and ``chrf`` of every rank's texts together, and ``bleu_order``: the
+        n-gram orders BLEU averaged over, those the outputs hold (up to 4)."""
         hypotheses, references = self.hypotheses, self.references
         if dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1:
             gathered = [None] * dist.get_world_size()
             dist.all_gather_object(gathered, (hypotheses, references))
             hypotheses = [h for ranks, _ in gathered for h in ranks]
             references = [r for _, ranks in gathered for r in ranks]
+        score = bleu().corpus_score(hypotheses, [references])
+        order = sum(1 for _ in itertools.takewhile(lambda total: total > 0, score.totals))
         return {
-            "bleu": BLEU().corpus_score(hypotheses, [references]).score,
+            "bleu": score.score,
             "chrf": CHRF().corpus_score(hypotheses, [references]).score,
+            ORDER: float(order),
         }
 
     def reset(self) -> None:
         self.hypotheses, self.references = [], []
+
+
+def short_outputs_note(metrics: dict[str, float]) -> str | None:
+    """A line naming each split whose BLEU took fewer than 4 n-gram orders (the
+    ``<split>/bleu_order`` of ``metrics``), for evaluate's output; None where there is none."""
+    short = [
+        (key.removesuffix(f"/{ORDER}"), int(value))
+        for key, value in metrics.items()
+        if key.endswith(f"/{ORDER}") and 0 < value < 4
+    ]
+    if not short:
+        return None
+    grams = {1: "1-gram", 2: "1- and 2-gram", 3: "1- to 3-gram"}
+    splits = "; ".join(f"{split}/bleu of {grams[order]} precisions" for split, order in short)
+    return (
+        f"note: {splits} only (sacrebleu's effective order): the outputs hold no longer "
+        "n-grams, and corpus BLEU of 4-grams would be 0; compare chrf, not the papers' BLEU"
+    )

@@ -57,4 +57,8 @@ class RunWandbLogger(WandbLogger):
             project=project,
             mode=mode or wandb_mode(),
             reinit="finish_previous",
+            settings={"quiet": True},  # W&B's own banner and run summary: its files have them
         )
+        # Lightning passes anonymous=None to every wandb.init, which W&B (0.19 on) answers
+        # with "The anonymous setting has no effect": a setting the lab never sets
+        self._wandb_init.pop("anonymous", None)
