@@ -7,7 +7,8 @@ data is generated (the datamodule generates its splits in ``setup``). What belon
 run rather than to a part it builds is checked here: the seed, the trainer's step budget,
 validation interval and clipping, ``target_seq_acc``, ``stop_at_seq_acc``,
 ``test_weights``, ``optimized_metric``, DDP in a local multirun, a logger whose package is
-missing, the weight averaging's settings, and the checkpoint to resume from. The Trainer,
+missing, the weight averaging's settings, and the checkpoint to resume from (one of the lab,
+of this config's model and data: ``ownership.py``). The Trainer,
 loggers and the other callbacks are not built: they need the run folder, which does not
 exist yet.
 
@@ -40,7 +41,8 @@ from transformer_lab.config.validation import (
     check_number,
 )
 from transformer_lab.job.build import build_data_and_model, build_module, instantiate
-from transformer_lab.job.resume import resolve_checkpoint
+from transformer_lab.job.ownership import check_checkpoint
+from transformer_lab.job.resume import learned_names, resolve_checkpoint, usable_checkpoint
 from transformer_lab.job.threads import AUTO
 from transformer_lab.runs.layout import TEST_WEIGHTS
 from transformer_lab.runs.outcome import OutcomeRule
@@ -231,7 +233,10 @@ def check_config(
     check_current_keys(cfg)  # an old experiment file's model.lr: named optim.lr
     checkpoint = check_run_settings(cfg, hydra_cfg)
     with torch.device("meta"):  # what the constructors check, without the weights
-        datamodule, _ = build_data_and_model(cfg, build_model=models or build_module)
+        datamodule, module = build_data_and_model(cfg, build_model=models or build_module)
+    if checkpoint is not None:  # a hostile or foreign file, or another model's or task's
+        saved = usable_checkpoint(checkpoint, "ckpt_path", cfg.ckpt_path)
+        check_checkpoint(saved, module, datamodule, "ckpt_path", cfg.ckpt_path, learned_names(cfg))
     if cfg.optimized_metric.endswith(TEXT_METRICS) and not datamodule.reports_text:
         raise InvalidSetting(
             "optimized_metric",
