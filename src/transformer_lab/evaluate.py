@@ -19,7 +19,6 @@ an evaluation has no run folder of its own, and its paths are taken as typed
 (:mod:`transformer_lab.config.entry_command`, shared with ``generate``).
 """
 
-import json
 import logging
 import sys
 from pathlib import Path
@@ -34,6 +33,7 @@ from transformer_lab.config.validation import InvalidSetting
 from transformer_lab.console import command_terminal
 from transformer_lab.data import SplitsDataModule
 from transformer_lab.model.decoding import beam_search, check_beam_search
+from transformer_lab.records import write_json
 from transformer_lab.runs.checkpoint import find_checkpoint, load
 from transformer_lab.runs.layout import recorded_metrics, run_folder_of
 from transformer_lab.runs.order import natural_key
@@ -205,7 +205,7 @@ def evaluate(cfg: DictConfig) -> dict:
     }
     name = "_".join(["eval", *(f"{k}={v}" for k, v in changed.items())]) + ".json"
     output = Path(cfg.output) if cfg.output else (run_folder_of(path) or path.parent) / name
-    output.write_text(json.dumps(results, indent=2) + "\n")
+    write_json(output, results, "the evaluation's metrics")
     print_results(results, module, datamodule, cfg.samples)
     note = earlier_than_its_run(path, global_step)
     if note:

@@ -3,7 +3,9 @@
 Hydra composes ``conf/train.yaml`` (after :class:`~transformer_lab.sweep.checks.ConfigCheck`
 checked it), and :func:`transformer_lab.job.run.train` runs the job in its run folder.
 Here: what the job's end means for the process. A single run exits 2 on a configuration error
-and 130/143 on Ctrl-C/SIGTERM (a job of submitit's, on SLURM's warning signal, is requeued);
+(a run folder another process writes into among them), 1 with one line naming the file on
+a record it cannot write (a full disk) or read (a damaged one), and 130/143 on
+Ctrl-C/SIGTERM (a job of submitit's, on SLURM's warning signal, is requeued);
 in a sweep a failing job is recorded and the sweep goes on,
 and the value of ``optimized_metric`` goes back to the sweeper.
 """
@@ -21,7 +23,9 @@ from transformer_lab.console import ignore, quiet_library_notices
 from transformer_lab.job.checks import refuse
 from transformer_lab.job.context import RunContext
 from transformer_lab.job.run import record_failure, train
+from transformer_lab.job.run_lock import FolderInUse
 from transformer_lab.job.threads import set_job_threads
+from transformer_lab.records import DamagedRecord, RecordNotWritten
 from transformer_lab.sweep import (
     naming,  # noqa: F401 (registers ${job_name:}, before Hydra composes)
     parallel,
@@ -59,10 +63,22 @@ def main(cfg: DictConfig) -> float:
         if not parallel.runs_in_parallel(context.hydra):
             sys.exit(stop.exit_code)
         return STOPPED  # the worker lives on; the sweep exits 130
+    except FolderInUse as error:  # its owner writes its records, not this process
+        if not context.in_sweep:
+            refuse(error)
+        log.error("%s", error)
+        return worst_value(cfg.optimized_metric)
     except ConfigError as error:  # a trial's drawn value; a callback's, logger's, trainer's
         if not context.in_sweep:
             refuse(error)
         log.error("configuration error: %s", error)  # the job's log; the sweep goes on
+        record_failure(error, context)
+        return worst_value(cfg.optimized_metric)
+    except (RecordNotWritten, DamagedRecord) as error:  # a full disk, a damaged record
+        if not context.in_sweep:
+            print(f"error: {error}", file=sys.stderr, flush=True)
+            sys.exit(1)
+        log.error("%s", error)
         record_failure(error, context)
         return worst_value(cfg.optimized_metric)
     except Exception as error:

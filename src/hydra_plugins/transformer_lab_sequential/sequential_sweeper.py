@@ -15,7 +15,6 @@ The sweep folder is the ordinary one, with ``sequential.json`` (the design) besi
 not run again, and one stopped with a ``last.ckpt`` resumes from it.
 """
 
-import json
 import logging
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,8 +27,11 @@ from hydra.types import HydraContext, TaskFunction
 from omegaconf import DictConfig, OmegaConf
 
 from transformer_lab.config.jobs import SEQUENTIAL_SWEEPER, expand_sweep
+from transformer_lab.job.resume import quote_for_hydra
+from transformer_lab.records import write_atomically, write_json
 from transformer_lab.report.sweep import load_sweep
 from transformer_lab.report.verdicts import Verdict, judge_looks, read_hypotheses
+from transformer_lab.runs.layout import last_checkpoint
 from transformer_lab.runs.reader import Run, overrides_of, read_jobs
 from transformer_lab.sweep.hypotheses import Hypothesis, same_value
 from transformer_lab.sweep.sequential import FILE, LEVEL, SequentialDesign
@@ -102,8 +104,9 @@ class SequentialSweeper(Sweeper):
                 found = [run for run in done if _matches(run, job)]
                 if any(run.finished for run in found):
                     continue
-                last = [r.path / "checkpoints" / "last.ckpt" for r in found]
-                resumable = [f"ckpt_path={path.resolve()}" for path in last if path.is_file()]
+                last = [last_checkpoint(r.path).resolve() for r in found]
+                # quoted: the job folder's name holds '=' and ',' (model.norm=pre,seed=1)
+                resumable = [f"ckpt_path={quote_for_hydra(str(p))}" for p in last if p.is_file()]
                 jobs.append(job + resumable[:1])
         return jobs
 
@@ -119,10 +122,8 @@ class SequentialSweeper(Sweeper):
     def sweep(self, arguments: list[str]) -> Any:
         sweep_dir = Path(self.config.hydra.sweep.dir)
         sweep_dir.mkdir(parents=True, exist_ok=True)
-        OmegaConf.save(self.config, sweep_dir / "multirun.yaml")
-        (sweep_dir / FILE).write_text(
-            json.dumps(self.design.record(self.seed_key), indent=2) + "\n"
-        )
+        write_atomically(sweep_dir / "multirun.yaml", OmegaConf.to_yaml(self.config), "the sweep")
+        write_json(sweep_dir / FILE, self.design.record(self.seed_key), "the sequential design")
         grid = self.grid(arguments)
         cells, returns = grid, []
         for stage in self.design.stages:

@@ -50,7 +50,7 @@ from transformer_lab.job.resume import (
     usable_checkpoint,
 )
 from transformer_lab.job.run_lock import owning
-from transformer_lab.records import write_atomically, write_json
+from transformer_lab.records import RecordNotWritten, write_atomically, write_json
 from transformer_lab.runs import environment
 from transformer_lab.runs.hparams import (
     differing_keys,
@@ -286,10 +286,15 @@ def score_and_record(
 
 
 def record_failure(error: BaseException, context: RunContext) -> None:
-    """Leave ``failed.json`` in the job folder, for the sweep summary and the report."""
+    """Leave ``failed.json`` in the job folder, for the sweep summary and the report; where
+    it cannot be written either (the disk is full), the job's log says why, and the job counts
+    as unfinished."""
     failure = {
         "error": type(error).__name__,
         "message": str(error),
         "traceback": traceback.format_exc(),
     }
-    write_json(failure_record(context.started_in), failure, "why the job failed")
+    try:
+        write_json(failure_record(context.started_in), failure, "why the job failed")
+    except RecordNotWritten as unwritten:
+        log.error("%s", unwritten)

@@ -116,13 +116,19 @@ def _read_overrides(path: Path) -> list[str]:
     return list(overrides)
 
 
-def read_jobs(path: Path) -> list[Run]:
-    """Every job of the multirun folder ``path``, in name order; other subfolders (the
-    report's ``report/``, submitit's ``.submitit/``) are no jobs. A study's folder holds its
-    workers' sweeps (``study-<name>/<time>/<job>``, :mod:`.study_record`), each with its
-    ``sweep.json``: their jobs, each worker's in name order, the workers in the order they
-    started."""
+def job_folders(path: Path) -> list[Path]:
+    """Every job folder of the multirun folder ``path``, in name order; other subfolders
+    (the report's ``report/``, submitit's ``.submitit/``) are no jobs. A study's folder
+    holds its workers' sweeps (``study-<name>/<time>/<job>``, :mod:`.study_record`), each
+    with its ``sweep.json``: their jobs, each worker's in name order, the workers in the
+    order they started."""
     jobs = sorted(p.parent.parent for p in path.glob("*/.hydra/overrides.yaml"))
     for worker in sorted(p.parent for p in path.glob(f"*/{sweep_record.FILE}")):
         jobs += sorted(p.parent.parent for p in worker.glob("*/.hydra/overrides.yaml"))
-    return [read_run(job) for job in jobs]
+    return jobs
+
+
+def read_jobs(path: Path) -> list[Run]:
+    """Every job of the multirun folder ``path`` (:func:`job_folders`);
+    :class:`~transformer_lab.records.DamagedRecord` naming the first damaged record."""
+    return [read_run(job) for job in job_folders(path)]

@@ -33,6 +33,7 @@ from omegaconf import DictConfig
 
 from transformer_lab.callbacks.interrupt import hold_signals
 from transformer_lab.console import ignore
+from transformer_lab.records import DamagedRecord
 from transformer_lab.runs.reader import read_run
 from transformer_lab.sweep.threads import gpus, pin_threads, uses_gpus
 
@@ -131,7 +132,11 @@ def end_line(job_dir: Path, seconds: float) -> str:
     """``done``, ``diverged``, ``failed`` or ``stopped``, what the job's files say about it
     (``stopped.json`` for a stop on a signal), and how long it took; a stopped job's line
     ends with its resume command, to copy whole."""
-    run, took = read_run(job_dir), f"({seconds:.0f} s)"
+    took = f"({seconds:.0f} s)"
+    try:
+        run = read_run(job_dir)
+    except DamagedRecord as error:
+        return f"damaged   {job_dir.name}  {error}  {took}"
     if run.stopped:
         stop = run.stopped
         return f"stopped   {run.name}  at step {stop['step']}  {took}  resume: {stop['resume']}"
