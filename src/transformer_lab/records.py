@@ -16,6 +16,7 @@ Imported by every stage (``tests/test_package_layout.py``): the checkpoint IO, t
 callbacks' figures and the records of runs, sweeps and reports all write through it.
 """
 
+import errno
 import json
 import os
 import tempfile
@@ -89,6 +90,30 @@ def write_atomically(path: Path, data: str | bytes | Callable[[BinaryIO], None],
             raise RecordNotWritten(path, what, reason_of(failed)) from error
         raise
     return path
+
+
+# what a full or failing disk raises on a write: no space, no quota, read-only, I/O
+WRITE_FAILURES = (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EFBIG, errno.EIO)
+
+
+def unwritten(error: BaseException, folder: Path) -> RecordNotWritten | None:
+    """The write that ``error`` comes from, as one :class:`RecordNotWritten`: the lab's own
+    (first in the chain of exceptions: a failed write of the lab's can set off others, as
+    a logger closing on it), or a library's failed write into ``folder`` (TensorBoard's
+    events, the job's log), named by its file where the OSError has one; None for any
+    other error."""
+    seen, cause = set(), error
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, RecordNotWritten):
+            return cause
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
+    failed = os_error_in(error)
+    if failed is None or failed.errno not in WRITE_FAILURES:
+        return None
+    if failed.filename:
+        return RecordNotWritten(Path(failed.filename), "a file of the run", reason_of(failed))
+    return RecordNotWritten(folder, "the run's TensorBoard events or logs", reason_of(failed))
 
 
 def os_error_in(error: BaseException) -> OSError | None:

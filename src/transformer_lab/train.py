@@ -12,11 +12,13 @@ and the value of ``optimized_metric`` goes back to the sweeper.
 
 import logging
 import sys
+import threading
 
 import hydra
 from omegaconf import DictConfig
 
 from transformer_lab.callbacks import Interrupted
+from transformer_lab.config import hydra_saves
 from transformer_lab.config.command_line import check_command_line
 from transformer_lab.config.validation import ConfigError
 from transformer_lab.console import ignore, quiet_library_notices
@@ -36,6 +38,7 @@ from transformer_lab.sweep.objective import STOPPED, objective, worst_value
 from transformer_lab.sweep.tune_extra import check_tuning_installed
 
 log = logging.getLogger(__name__)
+hydra_saves.install()  # here, at import: a parallel sweep's worker imports this module too
 # Ctrl-C between jobs of a sweep, or while a run sets up or tests: no training step is
 # lost, so one line says so instead of Python's traceback
 OUTSIDE_FIT_INTERRUPT = (
@@ -90,6 +93,24 @@ def main(cfg: DictConfig) -> float:
     return objective(cfg.optimized_metric, metrics)
 
 
+def _quiet_event_writer(hook):
+    """``threading.excepthook`` without TensorBoard's event writer thread's OSError (a full
+    disk): its traceback would reach the terminal as it happens, and the same error is
+    raised again in the run by the logger's next flush, where the run says it in one line
+    (:func:`transformer_lab.records.unwritten`)."""
+
+    if getattr(hook, "quiet_event_writer", False):  # installed by an earlier command
+        return hook
+
+    def excepthook(args) -> None:
+        writer = type(args.thread).__name__ == "_AsyncWriterThread"
+        if not (writer and issubclass(args.exc_type, OSError)):
+            hook(args)
+
+    excepthook.quiet_event_writer = True
+    return excepthook
+
+
 def cli() -> None:
     """``python -m transformer_lab.train`` and ``tlab-train``: :func:`main`, once the
     command line composes (:func:`~transformer_lab.config.command_line.check_command_line`:
@@ -100,6 +121,7 @@ def cli() -> None:
     (:data:`~transformer_lab.console.WARNINGS`), and a Ctrl-C outside training is one line
     and exit status 130."""
     ignore("launcher_schema")
+    threading.excepthook = _quiet_event_writer(threading.excepthook)
     try:
         check_tuning_installed(sys.argv[1:])
         check_command_line(sys.argv[1:])

@@ -50,7 +50,7 @@ from transformer_lab.job.resume import (
     usable_checkpoint,
 )
 from transformer_lab.job.run_lock import owning
-from transformer_lab.records import RecordNotWritten, write_atomically, write_json
+from transformer_lab.records import RecordNotWritten, unwritten, write_atomically, write_json
 from transformer_lab.runs import environment
 from transformer_lab.runs.hparams import (
     differing_keys,
@@ -223,14 +223,27 @@ def train(cfg: DictConfig, context: RunContext | None = None) -> dict[str, float
         return finished.metrics
     cfg = context.job_config(cfg)
     with owning(context.output_dir), signals_noted():
-        datamodule, module, trainer = build_run(cfg, checkpoint, named, context, started)
         try:
-            train_seconds = fit(trainer, module, datamodule, checkpoint)
-            return score_and_record(cfg, trainer, module, datamodule, context, train_seconds)
-        except Interrupted as stop:  # last.ckpt saved at the step reached (or the fit's end)
-            if trainer.is_global_zero:
-                record_stop(stop, context)
-            raise
+            return fit_and_record(cfg, checkpoint, named, context, started)
+        except Exception as error:  # a full disk: one RecordNotWritten naming what
+            failed = unwritten(error, context.output_dir)
+            if failed is None or failed is error:
+                raise
+            raise failed from error
+
+
+def fit_and_record(
+    cfg: DictConfig, checkpoint: Path | None, named: Path | None, context: RunContext, started
+) -> dict[str, float]:
+    """Build, fit, test and record; a stop on a signal is recorded (rank zero)."""
+    datamodule, module, trainer = build_run(cfg, checkpoint, named, context, started)
+    try:
+        train_seconds = fit(trainer, module, datamodule, checkpoint)
+        return score_and_record(cfg, trainer, module, datamodule, context, train_seconds)
+    except Interrupted as stop:  # last.ckpt saved at the step reached (or the fit's end)
+        if trainer.is_global_zero:
+            record_stop(stop, context)
+        raise
 
 
 def build_run(
