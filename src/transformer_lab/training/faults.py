@@ -28,6 +28,7 @@ MOMENTS = ("setup", "step", "checkpoint_save", "closing_validation", "test")
 
 _passed: dict[str, int] = {}  # moment -> how many times this process passed it
 _fired = False
+_PARENT = os.getppid()  # the process that started this one (a parallel sweep's own)
 
 
 def _wanted() -> tuple[str, int, signal.Signals, bool] | None:
@@ -53,7 +54,10 @@ def fault_point(moment: str, at: int | None = None) -> None:
     name, count, signum, to_parent = wanted
     if name == moment and (_passed[moment] if at is None else at) == count:
         _fired = True
-        os.kill(os.getppid() if to_parent else os.getpid(), signum)
+        if not to_parent:
+            os.kill(os.getpid(), signum)
+        elif os.getppid() == _PARENT:  # never the process an orphan was handed to
+            os.kill(_PARENT, signum)
 
 
 def armed() -> bool:
