@@ -3,17 +3,28 @@ grid of experiment=smoke in stages of 3 and 6 seeds. One hypothesis (a learning 
 1e-2 against 1e-5: the loss after 20 steps) is decided at the first look, so its other
 configuration gets no more seeds; the other (d_ff 65 against 64: no real difference) is
 not, so its configurations get three more. Killed in its second stage and started again by
-the same command, the sweep continues: no finished job runs again, the stopped one runs
-to its end, and the report gives each verdict at its look."""
+the same command, the sweep continues: no finished job runs again, the stopped one resumes
+from its last.ckpt (its path, in a folder named ``model.d_ff=...,seed=3``, quoted for
+Hydra) to the end an uninterrupted run of it reaches, and the report gives each verdict at
+its look."""
 
+import json
 import os
 import re
 import signal
 from pathlib import Path
 
 import pytest
+from omegaconf import OmegaConf
 
-from ..command_line import python_module, run_command, start_command, train_command, wait_until
+from ..command_line import (
+    python_module,
+    run_command,
+    run_command_here,
+    start_command,
+    train_command,
+    wait_until,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -52,7 +63,12 @@ hydra:
     first: 3
     budget: 6
 """
-QUIET = ["~callbacks.progress_bar", "~callbacks.attention_maps", "~callbacks.norm_comparison"]
+QUIET = [
+    "~callbacks.progress_bar",
+    "~callbacks.attention_maps",
+    "~callbacks.norm_comparison",
+    "callbacks.last_checkpoint.every_n_train_steps=5",  # a stopped job has a step to resume
+]
 
 
 def command(root: Path) -> list[str]:
@@ -76,11 +92,13 @@ def test_a_sequential_sweep_decides_early_extends_the_undecided_and_continues(tm
         process = start_command(
             command(tmp_path), tmp_path, start_new_session=True, stdout=terminal
         )
-        # the second stage has begun (12 jobs first: seconds on an idle 2-core machine);
-        # stopped there as a crash or a preemption stops it, at whatever point it is
-        wait_until(process, lambda: list(sweep.glob("*seed=3*/.hydra")), timeout=900)
+        # the second stage's first job saved its step 5 (12 jobs first: seconds on an idle
+        # 2-core machine); stopped there as a crash or a preemption stops it
+        wait_until(process, lambda: list(sweep.glob("*seed=3*/checkpoints/last.ckpt")), 900)
         os.killpg(process.pid, signal.SIGKILL)
         assert process.wait(timeout=60) == -signal.SIGKILL
+    (stopped,) = [p.parent.parent for p in sweep.glob("*seed=3*/checkpoints/last.ckpt")]
+    assert not (stopped / "metrics.json").exists()
     first_stage = {
         p: p.stat().st_mtime_ns
         for p in sweep.glob("*/metrics.json")
@@ -98,6 +116,8 @@ def test_a_sequential_sweep_decides_early_extends_the_undecided_and_continues(tm
     to_run = 6 - second_stage_done  # lr=1e-2 only; the stopped job again, from its start
     assert f"stage of 6 seeds: 2 configurations, {to_run} jobs to run" in log
     assert {p: p.stat().st_mtime_ns for p in first_stage} == first_stage
+    assert f"resuming {stopped} from {stopped / 'checkpoints' / 'last.ckpt'}" in log
+    assert_as_uninterrupted(stopped, tmp_path)
     assert seeds_of(sweep, "0.01", 64) == [0, 1, 2, 3, 4, 5]
     assert seeds_of(sweep, "0.01", 65) == [0, 1, 2, 3, 4, 5]
     assert seeds_of(sweep, "1e-05", 64) == [0, 1, 2]  # decided: no more seeds
@@ -109,3 +129,17 @@ def test_a_sequential_sweep_decides_early_extends_the_undecided_and_continues(tm
     assert "- **supported** after 3 seeds `large_lr_lowers_loss`" in report.stdout
     assert "- **inconclusive** after 6 seeds `d_ff_65_lowers_loss`" in report.stdout
     assert "each look is at 0.025" in report.stdout
+
+
+def assert_as_uninterrupted(job: Path, root: Path) -> None:
+    """The resumed ``job`` ended as a run of its overrides, uninterrupted, ends."""
+    typed = OmegaConf.load(job / ".hydra" / "overrides.yaml")  # the sweep's and the job's own
+    overrides = [o for o in typed if not o.startswith(("paths.outputs_root=", "ckpt_path="))]
+    straight = root / "straight"
+    run = train_command(straight, "--config-dir", str(root / "conf"), *overrides)
+    assert run_command_here(run, root).returncode == 0
+    (folder,) = (straight / "runs").iterdir()
+    want, got = (json.loads((f / "metrics.json").read_text()) for f in (folder, job))
+    assert {k: v for k, v in got.items() if k != "train_seconds"} == {
+        k: v for k, v in want.items() if k != "train_seconds"
+    }

@@ -12,7 +12,7 @@ whatever launcher is configured (``hydra/launcher=joblib`` runs a stage side by 
 The sweep folder is the ordinary one, with ``sequential.json`` (the design) beside
 ``sweep.json``; the report judges it at its looks. Started again into the same folder
 (``hydra.sweep.dir``), the sweep continues: a job whose folder holds ``metrics.json`` is
-not run again, and one stopped with a ``last.ckpt`` resumes from it.
+not run again, and one stopped with a ``last.ckpt`` resumes from it, in its own folder.
 """
 
 import logging
@@ -27,11 +27,9 @@ from hydra.types import HydraContext, TaskFunction
 from omegaconf import DictConfig, OmegaConf
 
 from transformer_lab.config.jobs import SEQUENTIAL_SWEEPER, expand_sweep
-from transformer_lab.job.resume import quote_for_hydra
 from transformer_lab.records import write_atomically, write_json
 from transformer_lab.report.sweep import load_sweep
 from transformer_lab.report.verdicts import Verdict, judge_looks, read_hypotheses
-from transformer_lab.runs.layout import last_checkpoint
 from transformer_lab.runs.reader import Run, overrides_of, read_jobs
 from transformer_lab.sweep.hypotheses import Hypothesis, same_value
 from transformer_lab.sweep.sequential import FILE, LEVEL, SequentialDesign
@@ -95,19 +93,18 @@ class SequentialSweeper(Sweeper):
     def stage_jobs(
         self, cells: list[list[str]], seeds: list[int], done: list[Run]
     ) -> list[list[str]]:
-        """The jobs of ``cells`` x ``seeds`` that have not finished; one stopped with a
-        ``last.ckpt`` resumes from it."""
+        """The jobs of ``cells`` x ``seeds`` that have not finished, with the overrides
+        they first ran with: one stopped with a ``last.ckpt`` runs again in its own folder
+        (named by those overrides) and resumes from it there
+        (:func:`transformer_lab.job.resume.own_last_checkpoint`), as a basic sweep's does; no
+        ``ckpt_path`` override, which would name a job by a path and tell the report that
+        its configuration differs."""
         jobs = []
         for cell in cells:
             for seed in seeds:
                 job = [*cell, f"{self.seed_key}={seed}"]
-                found = [run for run in done if _matches(run, job)]
-                if any(run.finished for run in found):
-                    continue
-                last = [last_checkpoint(r.path).resolve() for r in found]
-                # quoted: the job folder's name holds '=' and ',' (model.norm=pre,seed=1)
-                resumable = [f"ckpt_path={quote_for_hydra(str(p))}" for p in last if p.is_file()]
-                jobs.append(job + resumable[:1])
+                if not any(run.finished for run in done if _matches(run, job)):
+                    jobs.append(job)
         return jobs
 
     def look(self, sweep_dir: Path, stage: int) -> list[Verdict]:

@@ -14,7 +14,8 @@ outside those tests, nothing happens.
 
 ``@<n>`` left out means the first time. The signal (``SIGKILL``, ``SIGINT``, ``SIGTERM``,
 ``SIGUSR1``, ...) goes to this process, or with ``:parent`` to its parent (a parallel
-sweep's process, from a job in one of its workers), once per process.
+sweep's process, from a job in one of its workers), once: firing removes the variable from
+this process's environment (a command run in the test process gets it back afterwards).
 """
 
 import os
@@ -26,8 +27,7 @@ from lightning.pytorch.trainer.states import TrainerFn
 ENVIRONMENT = "TRANSFORMER_LAB_FAULT"
 MOMENTS = ("setup", "step", "checkpoint_save", "closing_validation", "test")
 
-_passed: dict[str, int] = {}  # moment -> how many times this process passed it
-_fired = False
+_passed: dict[tuple[str, str], int] = {}  # (fault, moment) -> times passed under it
 _PARENT = os.getppid()  # the process that started this one (a parallel sweep's own)
 
 
@@ -46,14 +46,14 @@ def _wanted() -> tuple[str, int, signal.Signals, bool] | None:
 def fault_point(moment: str, at: int | None = None) -> None:
     """The run passes ``moment`` (its ``at``-th time, e.g. a step; by default counted
     here): send the signal if the environment asks for it here."""
-    global _fired
     wanted = _wanted()
-    if wanted is None or _fired:
+    if wanted is None:
         return
-    _passed[moment] = _passed.get(moment, 0) + 1
+    key = (os.environ[ENVIRONMENT], moment)
+    _passed[key] = _passed.get(key, 0) + 1
     name, count, signum, to_parent = wanted
-    if name == moment and (_passed[moment] if at is None else at) == count:
-        _fired = True
+    if name == moment and (_passed[key] if at is None else at) == count:
+        del os.environ[ENVIRONMENT]
         if not to_parent:
             os.kill(os.getpid(), signum)
         elif os.getppid() == _PARENT:  # never the process an orphan was handed to
