@@ -158,13 +158,12 @@ def read_yaml(path: Path) -> DictConfig | ListConfig | None:
     path = Path(path)
     if not path.is_file():
         return None
+    if not path.read_bytes().strip():  # even an empty list or mapping is written as [] or {}
+        raise DamagedRecord(path, "empty")
     try:
-        loaded = OmegaConf.load(path)
+        return OmegaConf.load(path)
     except Exception as error:  # yaml's and OmegaConf's own kinds
         raise DamagedRecord(path, f"not YAML: {' '.join(str(error).split())[:160]}") from error
-    if loaded is None:  # even an empty list or mapping is written as [] or {}
-        raise DamagedRecord(path, "empty")
-    return loaded
 
 
 def read_config(path: Path) -> DictConfig | None:

@@ -257,7 +257,8 @@ def build_run(
     setting, value = (
         ("hydra.run.dir", str(context.started_in)) if own else ("ckpt_path", cfg.ckpt_path)
     )
-    saved = usable_checkpoint(checkpoint, setting, value) if checkpoint else None
+    needed = own or learned_names(cfg)  # one ckpt_path named was read by the check already
+    saved = usable_checkpoint(checkpoint, setting, value) if checkpoint and needed else None
     L.seed_everything(cfg.seed, workers=True)
     datamodule, module, trainer = build(cfg, learned_settings(cfg, saved))
     if own:
