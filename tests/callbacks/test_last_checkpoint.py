@@ -9,8 +9,8 @@ import torch
 
 from transformer_lab.callbacks import LastCheckpoint
 from transformer_lab.callbacks.last_checkpoint import validation_follows
-from transformer_lab.training.final_step import is_final_step
 from transformer_lab.job.run import train
+from transformer_lab.training.final_step import is_final_step
 
 from .conftest import TINY
 

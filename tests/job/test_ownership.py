@@ -48,7 +48,8 @@ def test_a_run_folder_is_its_own_configs_whatever_its_ckpt_path(tmp_path, config
     OmegaConf.save(earlier, run / ".hydra" / "config.yaml")
     check_folder(run, config, "hydra.run.dir")
     config.model.d_model = 64
-    with pytest.raises(InvalidSetting, match=r"another config: model.d_model: 32 there, 64 here; allowed: "):
+    refused = r"another config: model.d_model: 32 there, 64 here; allowed: "
+    with pytest.raises(InvalidSetting, match=refused):
         check_folder(run, config, "hydra.run.dir")
 
 

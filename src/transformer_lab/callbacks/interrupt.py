@@ -3,20 +3,20 @@ with ``last.ckpt`` at the step reached, whatever the run is doing: setting up, f
 validating, testing.
 
 Left to Lightning, Ctrl-C raises KeyboardInterrupt wherever the process happens to be
-(possibly between the optimizer step and the scheduler step, a state no checkpoint
-should hold), and the run exits 1 with the last periodic ``last.ckpt``, up to 250 steps
-old. Here a signal only takes note, and the run acts on it at the next point where a
-checkpoint resumes exactly: the end of a training batch (``last.ckpt`` saved through
+(possibly between the optimizer step and the scheduler step, a state no checkpoint should
+hold), and the run exits 1 with the last periodic ``last.ckpt``, up to 250 steps old. Here
+a signal only takes note, and the run acts on it at the next point where a checkpoint
+resumes exactly: the end of a training batch (``last.ckpt`` saved through
 :class:`~transformer_lab.callbacks.last_checkpoint.LastCheckpoint` and the trainer's atomic
 checkpoint IO), or, for a batch that a validation follows, the end of that validation (the
 closing one included: ``last.ckpt`` then holds it, and a resume only tests); during the
-test, the end of a test batch (``last.ckpt`` of the fit's end is where a resume goes on,
-testing again). There it raises :class:`Interrupted`, which Lightning passes on after
-closing the loggers; the job (``job/run.py``) says where it stopped and how to resume in
-one line, and ``train`` exits 128 + the signal number (130 for SIGINT, 143 for SIGTERM). A
-second Ctrl-C stops at once, without saving. With several DDP ranks, all stop at the same
-point. This replaces Lightning's SIGTERM handler, which would stop in the middle of a
-validation and exit 0.
+test, the end of a test batch (with DDP: of the test; ``last.ckpt`` of the fit's end is
+where a resume goes on, testing again). There it raises :class:`Interrupted`, which
+Lightning passes on after closing the loggers; the job (``job/run.py``) says where it
+stopped and how to resume in one line, and ``train`` exits 128 + the signal number (130 for
+SIGINT, 143 for SIGTERM). A second Ctrl-C stops at once, without saving. With several DDP
+ranks, all stop at the same point. This replaces Lightning's SIGTERM handler, which would
+stop in the middle of a validation and exit 0.
 
 From the run folder's opening to its record, a job notes these signals even outside
 Lightning's loops (:func:`signals_noted`): one that comes while the run sets up stops the
@@ -154,8 +154,8 @@ def last_checkpoint(trainer: L.Trainer) -> LastCheckpoint:
 
 class InterruptCheckpoint(Checkpoint):
     """Saves the run's ``last.ckpt`` and stops when SIGINT, SIGTERM or a requeue signal
-    arrives in the fit or the test. A ``Checkpoint`` subclass listed after
-    ``last_checkpoint``, so that Lightning calls it after every other callback: at a
+    arrives in the fit or the test. A ``Checkpoint`` subclass, which the job puts last
+    (``job/run.py``), so that Lightning calls it after every other callback: at a
     validation's end, after ``best.ckpt`` and ``last.ckpt`` took that validation in."""
 
     SIGNALS = SIGNALS
@@ -185,12 +185,7 @@ class InterruptCheckpoint(Checkpoint):
         test) stops the run at the first point it can."""
         if stage not in (TrainerFn.FITTING, TrainerFn.TESTING):
             return
-        last = last_checkpoint(trainer)  # fails now, not when a signal comes
-        if trainer.callbacks.index(self) < trainer.callbacks.index(last):
-            raise ValueError(
-                "callbacks.interrupt_checkpoint comes before callbacks.last_checkpoint; "
-                "allowed: list it after last_checkpoint, which it saves through"
-            )
+        last_checkpoint(trainer)  # fails now, not when a signal comes
         global _held
         self.received, _held = _held or self.received, None
         self._install()
@@ -230,7 +225,13 @@ class InterruptCheckpoint(Checkpoint):
 
     def on_test_batch_end(self, trainer: L.Trainer, *args) -> None:
         """The fit's ``last.ckpt`` (its end, closing validation included) resumes a test
-        stopped here: the resume tests again."""
+        stopped here: the resume tests again. One process stops at its next test batch;
+        DDP's ranks, whose shares of a test split may differ by a batch (no collective may
+        wait per batch), at the test's end."""
+        if trainer.world_size == 1 and self.received is not None:
+            self._stop(trainer, last_checkpoint(trainer).path(trainer))
+
+    def on_test_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
         if self._requested(trainer):
             self._stop(trainer, last_checkpoint(trainer).path(trainer))
 

@@ -21,14 +21,14 @@ is skipped once any periodic save happened (a 300-step run's ``last.ckpt`` is of
 250), and when it does save, it saves after the fit loop closed, with the epoch counter
 already advanced. :class:`~transformer_lab.callbacks.interrupt.InterruptCheckpoint` saves
 through this callback on Ctrl-C / SIGTERM. A ``Checkpoint`` subclass, so Lightning runs it
-after the other callbacks, and after the ``ModelCheckpoint`` of ``best.ckpt`` (listed before
-it in ``conf/callbacks/default.yaml``; checked at the start of fit).
+after the other callbacks; the job (``job/run.py``) puts it after every ``ModelCheckpoint``
+too, so that ``last.ckpt`` holds what ``best.ckpt`` took from the validation of its step.
 """
 
 from pathlib import Path
 
 import lightning as L
-from lightning.pytorch.callbacks import Checkpoint, ModelCheckpoint
+from lightning.pytorch.callbacks import Checkpoint
 from lightning.pytorch.trainer.states import TrainerFn
 
 from transformer_lab.records import stale_temporaries
@@ -80,18 +80,6 @@ class LastCheckpoint(Checkpoint):
             trainer.save_checkpoint(path, weights_only=False)
             self._saved_at_step = trainer.global_step
         return path
-
-    def setup(self, trainer: L.Trainer, pl_module: L.LightningModule, stage: str) -> None:
-        """This callback must come after every ``ModelCheckpoint``, so that ``last.ckpt``
-        holds what ``best.ckpt`` took from the validation of its step."""
-        callbacks = trainer.callbacks
-        later = [c for c in callbacks[callbacks.index(self) :] if isinstance(c, ModelCheckpoint)]
-        if stage == "fit" and later:
-            raise ValueError(
-                "callbacks: a ModelCheckpoint comes after callbacks.last_checkpoint, so "
-                "last.ckpt would miss what it saves; allowed: list every ModelCheckpoint "
-                "before last_checkpoint"
-            )
 
     def on_train_start(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
         """A resumed run's checkpoint is of its step. The temporary files of saves that a

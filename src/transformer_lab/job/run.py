@@ -25,7 +25,9 @@ from rich.console import Console
 from rich.table import Table
 
 from transformer_lab.callbacks import (
+    InterruptCheckpoint,
     Interrupted,
+    LastCheckpoint,
     diverged_at_step,
     how_fit_ended,
     training_stability,
@@ -263,6 +265,7 @@ def build_run(
     datamodule, module, trainer = build(cfg, learned_settings(cfg, saved))
     if own:
         check_checkpoint(saved, module, datamodule, setting, value, learned_names(cfg))
+    checkpoints_last(trainer)
     if armed():  # a fault test's moments inside Lightning's loops (training/faults.py)
         trainer.callbacks.append(FaultPoints())
     if trainer.is_global_zero:
@@ -271,6 +274,18 @@ def build_run(
             log.info("tokenizer: %s", path.resolve())
     fault_point("setup")
     return datamodule, module, trainer
+
+
+def checkpoints_last(trainer) -> None:
+    """``last.ckpt`` and then the stop on a signal after every other callback, any
+    ``ModelCheckpoint`` of the config included (Lightning keeps the config's order among
+    its checkpoint callbacks): at a validation's end, ``last.ckpt`` holds what every other
+    callback took from that validation, ``best.ckpt`` among them, and the stop comes once
+    it is saved (``callbacks/last_checkpoint.py``)."""
+    last = (LastCheckpoint, InterruptCheckpoint)
+    trainer.callbacks.sort(
+        key=lambda c: next((i + 1 for i, kind in enumerate(last) if isinstance(c, kind)), 0)
+    )
 
 
 def fit(trainer, module, datamodule, checkpoint: Path | None) -> float:
