@@ -19,10 +19,11 @@ callbacks' figures and the records of runs, sweeps and reports all write through
 import errno
 import json
 import os
+import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, NoReturn
 
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
@@ -52,6 +53,13 @@ class DamagedRecord(ValueError):
 
     def __reduce__(self):
         return DamagedRecord, (self.path, self.reason)
+
+
+def fail(error: "RecordNotWritten | DamagedRecord") -> NoReturn:
+    """The one line a record that a command cannot write or read gets, and exit status 1
+    (not 2: the command's settings are fine, the disk or the file is not)."""
+    print(f"error: {error}", file=sys.stderr, flush=True)
+    sys.exit(1)
 
 
 def reason_of(error: BaseException) -> str:

@@ -27,7 +27,7 @@ from transformer_lab.job.context import RunContext
 from transformer_lab.job.run import record_failure, train
 from transformer_lab.job.run_lock import FolderInUse
 from transformer_lab.job.threads import set_job_threads
-from transformer_lab.records import DamagedRecord, RecordNotWritten
+from transformer_lab.records import DamagedRecord, RecordNotWritten, fail
 from transformer_lab.sweep import (
     naming,  # noqa: F401 (registers ${job_name:}, before Hydra composes)
     parallel,
@@ -79,8 +79,7 @@ def main(cfg: DictConfig) -> float:
         return worst_value(cfg.optimized_metric)
     except (RecordNotWritten, DamagedRecord) as error:  # a full disk, a damaged record
         if not context.in_sweep:
-            print(f"error: {error}", file=sys.stderr, flush=True)
-            sys.exit(1)
+            fail(error)
         log.error("%s", error)
         record_failure(error, context)
         return worst_value(cfg.optimized_metric)

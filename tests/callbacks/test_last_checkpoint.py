@@ -109,18 +109,11 @@ def test_the_foretold_validations_are_those_lightning_runs(tmp_path, settings, s
     data = torch.utils.data.TensorDataset(torch.randn(28, 2))
     loader = torch.utils.data.DataLoader(data, batch_size=4)
     foretold = _Foretold(stop_at)
+    silent = {"logger": False, "enable_progress_bar": False, "enable_model_summary": False}
     trainer = L.Trainer(
-        max_steps=25,
-        max_epochs=-1,
-        callbacks=[foretold],
-        default_root_dir=tmp_path,
-        enable_checkpointing=False,
-        logger=False,
-        enable_progress_bar=False,
-        enable_model_summary=False,
-        num_sanity_val_steps=0,
-        **settings,
-    )
+        max_steps=25, max_epochs=-1, callbacks=[foretold], default_root_dir=tmp_path, **silent,
+        enable_checkpointing=False, num_sanity_val_steps=0, **settings,
+    )  # fmt: skip
     trainer.fit(_Tiny(), train_dataloaders=loader, val_dataloaders=loader)
     assert foretold.validated == validated
     assert foretold.foretold == validated

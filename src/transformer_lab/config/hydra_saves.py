@@ -11,13 +11,12 @@ function's name and arguments, and that ``run_job`` calls it) for the Hydra vers
 project allows.
 """
 
-import sys
 from pathlib import Path
 
 import hydra.core.utils
 from omegaconf import OmegaConf
 
-from transformer_lab.records import RecordNotWritten, write_atomically
+from transformer_lab.records import RecordNotWritten, fail, write_atomically
 
 
 def save_config(cfg, filename: str, output_dir: Path) -> None:
@@ -25,8 +24,7 @@ def save_config(cfg, filename: str, output_dir: Path) -> None:
     try:
         write_atomically(Path(output_dir) / filename, OmegaConf.to_yaml(cfg), f"Hydra's {filename}")
     except RecordNotWritten as error:  # outside the job's function: Hydra would print a trace
-        print(f"error: {error}", file=sys.stderr, flush=True)
-        sys.exit(1)
+        fail(error)
 
 
 def install() -> None:
