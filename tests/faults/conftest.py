@@ -10,6 +10,7 @@ test process while the command runs in it, which costs no start of torch and Lig
 """
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -36,6 +37,8 @@ FAULTS = [
 ]
 TIMINGS = ("train_seconds",)  # what may differ between two runs of the same config
 ENVIRONMENT = "TRANSFORMER_LAB_FAULT"
+# a SIGKILL lands in a fork of the test process
+needs_fork = pytest.mark.skipif(not hasattr(os, "fork"), reason="forks the test process (POSIX)")
 
 
 def command(outputs_root: Path, *overrides: str) -> list[str]:

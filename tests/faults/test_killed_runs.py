@@ -7,9 +7,9 @@ import signal
 
 import pytest
 
-from .conftest import assert_ends_as, only_run, run_apart, run_here
+from .conftest import assert_ends_as, needs_fork, only_run, run_apart, run_here
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, needs_fork]
 
 
 @pytest.mark.parametrize(

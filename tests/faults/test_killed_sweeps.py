@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from ..command_line import run_command, run_command_forked, run_command_here
-from .conftest import assert_ends_as, command, faulted
+from .conftest import assert_ends_as, command, faulted, needs_fork
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, needs_fork]
 
 SEEDS = ["-m", "seed=0,1"]
 
