@@ -42,7 +42,12 @@ from transformer_lab.config.validation import (
 )
 from transformer_lab.job.build import build_data_and_model, build_module, instantiate
 from transformer_lab.job.ownership import check_checkpoint
-from transformer_lab.job.resume import learned_names, resolve_checkpoint, usable_checkpoint
+from transformer_lab.job.resume import (
+    learned_names,
+    learned_settings,
+    resolve_checkpoint,
+    usable_checkpoint,
+)
 from transformer_lab.job.threads import AUTO
 from transformer_lab.runs.layout import TEST_WEIGHTS
 from transformer_lab.runs.outcome import OutcomeRule
@@ -232,10 +237,12 @@ def check_config(
     ``models``: the models a sweep's earlier jobs built (None: build this job's)."""
     check_current_keys(cfg)  # an old experiment file's model.lr: named optim.lr
     checkpoint = check_run_settings(cfg, hydra_cfg)
+    # a hostile or foreign file, refused before the build; another model's or task's, after
+    saved = checkpoint and usable_checkpoint(checkpoint, "ckpt_path", cfg.ckpt_path)
+    learned = learned_settings(cfg, saved or None)  # the data as the resume will read it
     with torch.device("meta"):  # what the constructors check, without the weights
-        datamodule, module = build_data_and_model(cfg, build_model=models or build_module)
-    if checkpoint is not None:  # a hostile or foreign file, or another model's or task's
-        saved = usable_checkpoint(checkpoint, "ckpt_path", cfg.ckpt_path)
+        datamodule, module = build_data_and_model(cfg, learned, models or build_module)
+    if saved:
         check_checkpoint(saved, module, datamodule, "ckpt_path", cfg.ckpt_path, learned_names(cfg))
     if cfg.optimized_metric.endswith(TEXT_METRICS) and not datamodule.reports_text:
         raise InvalidSetting(

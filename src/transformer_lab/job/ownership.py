@@ -4,7 +4,8 @@ A checkpoint of another model or task (``ckpt_path=`` another experiment's ``las
 would train on in that run's folder and rewrite its records, or fail with a shape mismatch
 after rewriting its config. So a resumed checkpoint's model settings and data settings
 (what it saved, renamed to this version's names) must be this config's, but for how the
-batches are loaded and what the data learnt from its files: :func:`check_checkpoint`,
+batches are loaded, where its files are and what the data learnt from them:
+:func:`check_checkpoint`,
 before anything is written.
 
 A fresh run writes into a new or empty folder, or into the folder of an earlier start of
@@ -23,8 +24,9 @@ from transformer_lab.config.validation import InvalidSetting
 from transformer_lab.job.run_lock import LOCK
 from transformer_lab.records import DamagedRecord, read_config
 
-# what a resume may change of the data: how its batches are loaded
-LOADING = ("batch_size", "num_workers")
+# what a resume may change of the data: how its batches are loaded, and the record of the
+# files it reads (data=pairs: a resume reads them as they are now, data/pairs.py)
+LOADING = ("batch_size", "num_workers", "file_sha256")
 # what a start leaves before it writes anything of a run: Hydra's .hydra/ and the job's log
 # (any *.log), and the job's lock (run_lock.py)
 START_TRACES = (".hydra", LOCK)
