@@ -27,6 +27,8 @@ from transformer_lab.records import DamagedRecord, read_config
 # what a resume may change of the data: how its batches are loaded, and the record of the
 # files it reads (data=pairs: a resume reads them as they are now, data/pairs.py)
 LOADING = ("batch_size", "num_workers", "file_sha256")
+# what a resume may change of the model: the seed of the weights it no longer starts from
+STARTING = ("init_seed",)
 # what a start leaves before it writes anything of a run: Hydra's .hydra/ and the job's log
 # (any *.log), and the job's lock (run_lock.py)
 START_TRACES = (".hydra", LOCK)
@@ -61,6 +63,10 @@ def differences(theirs: dict, ours: dict) -> list[str]:
     ]
 
 
+def _without(settings, keys) -> dict:
+    return {key: value for key, value in dict(settings).items() if key not in keys}
+
+
 def _said(found: list[str]) -> str:
     more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
     return f"{found[0]}{more}"
@@ -75,12 +81,10 @@ def check_checkpoint(
     from files (a tokenizer), which a resume takes from the checkpoint."""
     saved_model = current_settings(checkpoint["hyper_parameters"]).get("model", {})
     saved_data = current_data_settings(checkpoint["datamodule_hyper_parameters"])
-    ours_data = dict(datamodule.hparams)
-    own = (*LOADING, *learned, *getattr(type(datamodule), "file_settings", ()))
-    for key in own:
-        saved_data.pop(key, None)
-        ours_data.pop(key, None)
-    found = [f"model.{d}" for d in differences(saved_model, dict(module.hparams["model"]))]
+    data_own = (*LOADING, *learned, *getattr(type(datamodule), "file_settings", ()))
+    saved_model, ours_model = (_without(t, STARTING) for t in (saved_model, module.hparams.model))
+    saved_data, ours_data = (_without(t, data_own) for t in (saved_data, datamodule.hparams))
+    found = [f"model.{d}" for d in differences(saved_model, ours_model)]
     found += [f"data.{d}" for d in differences(saved_data, ours_data)]
     if found:
         raise InvalidSetting(
