@@ -1,7 +1,9 @@
 """The one way the tests start the project's command line: ``python -m <module> ...`` with
 this interpreter, torch on one thread, the output captured as text; in a process of its own
 (:func:`run_command`, with a timeout) or, where the test needs no process, in the test
-process (:func:`run_command_here`, see tests/in_process.py), the same command either way.
+process (:func:`run_command_here`, see tests/in_process.py), the same command either way;
+or, for a command that kills itself (the fault tests' SIGKILL), in a fork of the test
+process (:func:`run_command_forked`), which has torch and Lightning imported already.
 
 Tiny models gain nothing from intra-op threads and lose a lot under CPU contention, so every
 start gets ``OMP_NUM_THREADS=1`` unless the test sets it itself.
@@ -105,6 +107,31 @@ def run_command_here(
     """Run ``command`` in the test process as a process would, in ``cwd``, with ``input`` on
     its stdin, to its end; ``env`` adds to :func:`one_thread_env`."""
     return run_in_process(command, cwd, one_thread_env(**(env or {})), input)
+
+
+def run_command_forked(
+    command: list[str], cwd: Path, env: dict[str, str] | None = None, timeout: float = 300
+) -> int:
+    """Run ``command`` as :func:`run_command_here` does, but in a fork of the test process,
+    to its end: its exit status, ``-signal`` where a signal killed it (a process's
+    ``returncode``). Its output is dropped. POSIX only (``os.fork``)."""
+    pid = os.fork()
+    if pid == 0:  # the child: the command, then out without the parent's exit handlers
+        status = 1
+        try:
+            status = run_command_here(command, cwd, env).returncode
+        finally:
+            os._exit(status)
+    deadline = time.monotonic() + timeout
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return os.waitstatus_to_exitcode(status)
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            raise TimeoutError(f"{command} ran past {timeout} s")
+        time.sleep(0.05)
 
 
 def run_train(

@@ -19,7 +19,6 @@ an evaluation has no run folder of its own, and its paths are taken as typed
 (:mod:`transformer_lab.config.entry_command`, shared with ``generate``).
 """
 
-import json
 import logging
 import sys
 from pathlib import Path
@@ -34,6 +33,7 @@ from transformer_lab.config.validation import InvalidSetting
 from transformer_lab.console import command_terminal
 from transformer_lab.data import SplitsDataModule
 from transformer_lab.model.decoding import beam_search, check_beam_search
+from transformer_lab.records import DamagedRecord, RecordNotWritten, fail, write_json
 from transformer_lab.runs.checkpoint import find_checkpoint, load
 from transformer_lab.runs.layout import recorded_metrics, run_folder_of
 from transformer_lab.runs.order import natural_key
@@ -205,7 +205,7 @@ def evaluate(cfg: DictConfig) -> dict:
     }
     name = "_".join(["eval", *(f"{k}={v}" for k, v in changed.items())]) + ".json"
     output = Path(cfg.output) if cfg.output else (run_folder_of(path) or path.parent) / name
-    output.write_text(json.dumps(results, indent=2) + "\n")
+    write_json(output, results, "the evaluation's metrics")
     print_results(results, module, datamodule, cfg.samples)
     for note in (
         text_metrics.short_outputs_note(results["greedy"]),
@@ -219,7 +219,8 @@ def evaluate(cfg: DictConfig) -> dict:
 
 def cli(argv: list[str] | None = None) -> None:
     """``tlab-eval`` and ``python -m transformer_lab.evaluate``: what cannot be evaluated is
-    one ``error:`` line and exit status 2."""
+    one ``error:`` line and exit status 2; a record it cannot write (``eval.json`` on a full
+    disk) or read (a damaged ``metrics.json``), one line and exit status 1."""
     argv = sys.argv[1:] if argv is None else argv
     if {"-h", "--help"} & set(argv):
         print(usage("evaluate", "tlab-eval"), end="")
@@ -230,6 +231,8 @@ def cli(argv: list[str] | None = None) -> None:
         evaluate(cfg)
     except EvaluationError as error:
         refuse(error)
+    except (RecordNotWritten, DamagedRecord) as error:
+        fail(error)
 
 
 if __name__ == "__main__":

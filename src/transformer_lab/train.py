@@ -3,7 +3,9 @@
 Hydra composes ``conf/train.yaml`` (after :class:`~transformer_lab.sweep.checks.ConfigCheck`
 checked it), and :func:`transformer_lab.job.run.train` runs the job in its run folder.
 Here: what the job's end means for the process. A single run exits 2 on a configuration error
-and 130/143 on Ctrl-C/SIGTERM (a job of submitit's, on SLURM's warning signal, is requeued);
+(a run folder another process writes into among them), 1 with one line naming the file on
+a record it cannot write (a full disk) or read (a damaged one), and 130/143 on
+Ctrl-C/SIGTERM (a job of submitit's, on SLURM's warning signal, is requeued);
 in a sweep a failing job is recorded and the sweep goes on,
 and the value of ``optimized_metric`` goes back to the sweeper.
 """
@@ -11,12 +13,14 @@ and the value of ``optimized_metric`` goes back to the sweeper.
 import logging
 import os
 import sys
+import threading
 
 import hydra
 import torch
 from omegaconf import DictConfig
 
 from transformer_lab.callbacks import Interrupted
+from transformer_lab.config import hydra_saves
 from transformer_lab.config.command_line import composed, composed_once, end_composition
 from transformer_lab.config.help import topic_help
 from transformer_lab.config.validation import ConfigError
@@ -24,7 +28,9 @@ from transformer_lab.console import ignore, quiet_library_notices
 from transformer_lab.job.checks import refuse
 from transformer_lab.job.context import RunContext
 from transformer_lab.job.run import record_failure, train
+from transformer_lab.job.run_lock import FolderInUse
 from transformer_lab.model.config import AXES, TransformerConfig
+from transformer_lab.records import DamagedRecord, RecordNotWritten, fail
 from transformer_lab.sweep import (
     naming,  # noqa: F401 (registers ${job_name:}, before Hydra composes)
     parallel,
@@ -39,6 +45,7 @@ from transformer_lab.training.optim import OptimConfig
 log = logging.getLogger("transformer_lab.train")  # also under python -m, not "__main__"
 # ``--help <topic> [overrides]``: a typed node's settings (Hydra's own --help is the rest)
 HELP_TOPICS = {"model": (TransformerConfig, AXES), "optim": (OptimConfig, {})}
+hydra_saves.install()  # here, at import: a parallel sweep's worker imports this module too
 # Ctrl-C between jobs of a sweep, or while a run sets up or tests: no training step is
 # lost, so one line says so instead of Python's traceback
 OUTSIDE_FIT_INTERRUPT = (
@@ -69,10 +76,21 @@ def main(cfg: DictConfig) -> float:
         if not parallel.runs_in_parallel(context.hydra):
             sys.exit(stop.exit_code)
         return STOPPED  # the worker lives on; the sweep exits 130
+    except FolderInUse as error:  # its owner writes its records, not this process
+        if not context.in_sweep:
+            refuse(error)
+        log.error("%s", error)
+        return worst_value(cfg.optimized_metric)
     except ConfigError as error:  # a trial's drawn value; a callback's, logger's, trainer's
         if not context.in_sweep:
             refuse(error)
         log.error("configuration error: %s", error)  # the job's log; the sweep goes on
+        record_failure(error, context)
+        return worst_value(cfg.optimized_metric)
+    except (RecordNotWritten, DamagedRecord) as error:  # a full disk, a damaged record
+        if not context.in_sweep:
+            fail(error)
+        log.error("%s", error)
         record_failure(error, context)
         return worst_value(cfg.optimized_metric)
     except Exception as error:
@@ -94,6 +112,22 @@ def print_topic_help(topic: str, overrides: list[str]) -> None:
     except ConfigError as error:
         refuse(error)
     print(topic_help(topic, cls, node, registries))
+def _quiet_event_writer(hook):
+    """``threading.excepthook`` without TensorBoard's event writer thread's OSError (a full
+    disk): its traceback would reach the terminal as it happens, and the same error is
+    raised again in the run by the logger's next flush, where the run says it in one line
+    (:func:`transformer_lab.records.unwritten`)."""
+
+    if getattr(hook, "quiet_event_writer", False):  # installed by an earlier command
+        return hook
+
+    def excepthook(args) -> None:
+        writer = type(args.thread).__name__ == "_AsyncWriterThread"
+        if not (writer and issubclass(args.exc_type, OSError)):
+            hook(args)
+
+    excepthook.quiet_event_writer = True
+    return excepthook
 
 
 def cli() -> None:
@@ -111,6 +145,7 @@ def cli() -> None:
     if arguments[:1] in (["--help"], ["-h"]) and arguments[1:2] and arguments[1] in HELP_TOPICS:
         print_topic_help(arguments[1], arguments[2:])
         return
+    threading.excepthook = _quiet_event_writer(threading.excepthook)
     try:
         check_tuning_installed(arguments)
         with composed_once(arguments):

@@ -23,8 +23,8 @@ from tensorboard.util.tensor_util import make_ndarray
 from transformer_lab.runs.learning_curve import read_scalars
 
 from ..command_line import python_module, run_command_here, train_command
-from ..report.conftest import scipy_p
 from ..docs.examples import problems, verdict_lines
+from ..report.conftest import scipy_p
 
 pytestmark = pytest.mark.slow
 

@@ -3,21 +3,25 @@ learning rates of experiment=smoke in stages of 4 and 8 seeds. Its hypothesis (1
 the loss after 20 steps more than 1e-5) cannot be decided at 4 seeds whatever they show
 (an exact test of 4 pairs gives no one-sided p below 1/16; Holm's first step over its two
 tests at a look's 0.025 asks 0.0125), so the sweeper adds seeds and decides it at 8. The
-third rate, 1e-3, is compared by no rule, so it is not run at all. Killed in its second stage and started again
-by the same command, the sweep continues: no finished job runs again, the stopped one
-runs to its end, and the report gives the verdict at its look."""
+third rate, 1e-3, is compared by no rule, so it is not run at all. Killed in its second
+stage and started again by the same command, the sweep continues: no finished job runs
+again, the stopped one resumes from its own last.ckpt in its own folder to the end an
+uninterrupted run of it reaches, and the report gives the verdict at its look."""
 
+import json
 import os
 import re
 import signal
 from pathlib import Path
 
 import pytest
+from omegaconf import OmegaConf
 
 from ..command_line import (
     HANG_SECONDS,
     python_module,
     run_command,
+    run_command_here,
     start_command,
     train_command,
     wait_until,
@@ -51,7 +55,12 @@ hydra:
     first: 4
     budget: 8
 """
-QUIET = ["~callbacks.progress_bar", "~callbacks.attention_maps", "~callbacks.norm_comparison"]
+QUIET = [
+    "~callbacks.progress_bar",
+    "~callbacks.attention_maps",
+    "~callbacks.norm_comparison",
+    "callbacks.last_checkpoint.every_n_train_steps=5",  # a stopped job has a step to resume
+]
 
 
 def command(root: Path) -> list[str]:
@@ -75,11 +84,13 @@ def test_a_sequential_sweep_adds_seeds_where_it_cannot_yet_decide_and_continues(
         process = start_command(
             command(tmp_path), tmp_path, start_new_session=True, stdout=terminal
         )
-        # the second stage has begun (8 jobs first: seconds on an idle 2-core machine);
-        # stopped there as a crash or a preemption stops it, at whatever point it is
-        wait_until(process, lambda: list(sweep.glob("*seed=4*/.hydra")))
+        # the second stage's first job saved its step 5 (8 jobs first: seconds on an idle
+        # 2-core machine); stopped there as a crash or a preemption stops it
+        wait_until(process, lambda: list(sweep.glob("*seed=4*/checkpoints/last.ckpt")))
         os.killpg(process.pid, signal.SIGKILL)
         assert process.wait(timeout=HANG_SECONDS) == -signal.SIGKILL
+    (stopped,) = [p.parent.parent for p in sweep.glob("*seed=4*/checkpoints/last.ckpt")]
+    assert not (stopped / "metrics.json").exists()
     first_stage = {
         p: p.stat().st_mtime_ns
         for p in sweep.glob("*/metrics.json")
@@ -94,11 +105,13 @@ def test_a_sequential_sweep_adds_seeds_where_it_cannot_yet_decide_and_continues(
     assert again.returncode == 0, again.stderr
     log = again.stdout + again.stderr
     assert "stage of 4 seeds: 2 configurations, 0 jobs to run" in log  # none run twice
-    to_run = 8 - second_stage_done  # lr 1e-2 and 1e-5 only; the stopped job from its start
+    to_run = 8 - second_stage_done  # lr 1e-2 and 1e-5 only; the stopped job resumes
     assert f"stage of 8 seeds: 2 configurations, {to_run} jobs to run" in log
     assert "look after 8 seeds: large_lr_lowers_loss supported" in log
     assert log.count(f"tensorboard: tensorboard --logdir {sweep} (") == 1  # the sweep's, once
     assert {p: p.stat().st_mtime_ns for p in first_stage} == first_stage
+    assert f"resuming {stopped} from {stopped / 'checkpoints' / 'last.ckpt'}" in log
+    assert_as_uninterrupted(stopped, tmp_path)
     assert seeds_of(sweep, "0.01") == seeds_of(sweep, "1e-05") == list(range(8))
     assert seeds_of(sweep, "0.001") == []  # compared by no rule: not run
     assert len(list(sweep.glob("*/metrics.json"))) == 16
@@ -111,3 +124,17 @@ def test_a_sequential_sweep_adds_seeds_where_it_cannot_yet_decide_and_continues(
     # docs/sweeps.md quotes the undecided verdict: its words, its means within tolerance
     found = problems("sweeps-sequential", sequential_verdict((sweep / "report.md").read_text()))
     assert not found, "\n".join(found)
+
+
+def assert_as_uninterrupted(job: Path, root: Path) -> None:
+    """The resumed ``job`` ended as a run of its overrides, uninterrupted, ends."""
+    typed = OmegaConf.load(job / ".hydra" / "overrides.yaml")  # the sweep's and the job's own
+    overrides = [o for o in typed if not o.startswith(("paths.outputs_root=", "ckpt_path="))]
+    straight = root / "straight"
+    run = train_command(straight, "--config-dir", str(root / "conf"), *overrides)
+    assert run_command_here(run, root).returncode == 0
+    (folder,) = (straight / "runs").iterdir()
+    want, got = (json.loads((f / "metrics.json").read_text()) for f in (folder, job))
+    assert {k: v for k, v in got.items() if k != "train_seconds"} == {
+        k: v for k, v in want.items() if k != "train_seconds"
+    }

@@ -92,9 +92,9 @@ def test_a_garbage_checkpoint_is_one_line_naming_it(tmp_path):
     garbage = tmp_path / "garbage.ckpt"
     garbage.write_bytes(b"not a checkpoint\n")
     assert refused(tmp_path, f"ckpt_path={garbage}") == (
-        f"error: ckpt_path='{garbage}': not a checkpoint that loads with weights_only=True "
-        "(UnpicklingError: Weights only load failed.); allowed: a checkpoint a run of the lab "
-        "wrote, 'last', or null"
+        f"error: ckpt_path='{garbage}': not a checkpoint of this lab (torch refuses to unpickle "
+        "it: WeightsUnpickler error: Unsupported operand 110); allowed: a checkpoint a run of "
+        "the lab wrote, 'last', or null"
     )
 
 

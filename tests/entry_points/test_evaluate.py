@@ -166,8 +166,8 @@ def test_a_missing_path_or_a_folder_without_checkpoints_is_a_clear_error(tmp_pat
 @pytest.mark.parametrize(
     ("content", "message"),
     [
-        (b"not a checkpoint", r"not a checkpoint that loads with weights_only=True"),
-        ({"state_dict": {}}, r"not a transformer_lab training checkpoint: it lacks hyper_param"),
+        (b"not a checkpoint", r"is not a checkpoint of this lab \(torch refuses to unpickle it"),
+        ({"state_dict": {}}, r"is not a checkpoint of this lab \(it lacks hyper_parameters, "),
         (
             {
                 "state_dict": {},

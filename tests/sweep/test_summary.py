@@ -46,11 +46,19 @@ def test_the_summary_counts_the_job_folders_and_no_other_folder(sweep):
             "optim.lr=1e-2": "resumable from checkpoints/last.ckpt",
             "optim.lr=3e-3": "no checkpoint",
         },
+        "damaged": {},
     }
 
 
 def test_a_folder_without_jobs_is_summarized_as_zero_jobs(tmp_path):
-    empty = {"jobs": 0, "finished": 0, "diverged": [], "failed": {}, "unfinished": {}}
+    empty = {
+        "jobs": 0,
+        "finished": 0,
+        "diverged": [],
+        "failed": {},
+        "unfinished": {},
+        "damaged": {},
+    }
     assert summarize_sweep(tmp_path) == empty
 
 
@@ -79,3 +87,22 @@ def test_a_sweep_stopped_by_ctrl_c_says_what_was_saved_and_exits_130(sweep, capl
         "1 did not start"
     )
     assert not (sweep / STOP_FILE).exists()  # a rerun of the sweep starts its jobs again
+
+
+def test_a_job_whose_record_is_cut_is_named_as_damaged_and_the_sweep_exits_1(sweep, caplog):
+    """A 0-byte failed.json (written by an older version on a full disk) is not read as no
+    record: the summary names the file, counts the job apart, and the sweep exits 1."""
+    (sweep / "optim.lr=-1" / "failed.json").write_text("")
+    (sweep / "optim.lr=1e-3" / "metrics.json").write_text('{"diverged": fal')
+    config = OmegaConf.create({"hydra": {"sweep": {"dir": str(sweep)}}})
+    with caplog.at_level(logging.INFO), pytest.raises(SystemExit) as exited:
+        SweepSummary().on_multirun_end(config)
+    assert exited.value.code == 1
+    summary = json.loads((sweep / "summary.json").read_text())
+    assert (summary["jobs"], summary["finished"], summary["failed"]) == (5, 1, {})
+    assert sorted(summary["damaged"]) == ["optim.lr=-1", "optim.lr=1e-3"]
+    assert (
+        caplog.messages[0] == f"sweep {sweep}: 5 jobs, 1 finished (1 diverged), 0 failed, 2 damaged"
+    )
+    assert f"damaged: {sweep / 'optim.lr=-1' / 'failed.json'} is damaged (empty); " in caplog.text
+    assert f"{sweep / 'optim.lr=1e-3' / 'metrics.json'} is damaged (not JSON: " in caplog.text

@@ -12,7 +12,7 @@ whatever launcher is configured (``hydra/launcher=joblib`` runs a stage side by 
 The sweep folder is the ordinary one, with ``sequential.json`` (the design) beside
 ``sweep.json``; the report judges it at its looks. Started again into the same folder
 (``hydra.sweep.dir``), the sweep continues: a job whose folder holds ``metrics.json`` is
-not run again, and one stopped with a ``last.ckpt`` resumes from it.
+not run again, and one stopped with a ``last.ckpt`` resumes from it, in its own folder.
 
 Two things make a grid of hours workable on a small machine. A configuration that no
 hypothesis compares is not run (a rule ``across`` cells names the cells it needs; a sweep
@@ -22,7 +22,6 @@ its first seed before any gets its second), so each invocation ends in about tha
 the same command continues where it stopped.
 """
 
-import json
 import logging
 import time
 from dataclasses import dataclass
@@ -37,6 +36,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from transformer_lab.config.jobs import SEQUENTIAL_SWEEPER, expand_sweep
 from transformer_lab.config.validation import check_number
+from transformer_lab.records import write_atomically, write_json
 from transformer_lab.report.sweep import load_sweep
 from transformer_lab.report.verdicts import Verdict, judge_looks, read_hypotheses
 from transformer_lab.runs.reader import Run, overrides_of, read_jobs
@@ -114,18 +114,18 @@ class SequentialSweeper(Sweeper):
     def stage_jobs(
         self, cells: list[list[str]], seeds: list[int], done: list[Run]
     ) -> list[list[str]]:
-        """The jobs of ``cells`` x ``seeds`` that have not finished; one stopped with a
-        ``last.ckpt`` resumes from it."""
+        """The jobs of ``cells`` x ``seeds`` that have not finished, with the overrides
+        they first ran with: one stopped with a ``last.ckpt`` runs again in its own folder
+        (named by those overrides) and resumes from it there
+        (:func:`transformer_lab.job.resume.own_last_checkpoint`), as a basic sweep's does; no
+        ``ckpt_path`` override, which would name a job by a path and tell the report that
+        its configuration differs."""
         jobs = []
         for seed in seeds:  # seeds before configurations: a stopped stage covers the grid
             for cell in cells:
                 job = [*cell, f"{self.seed_key}={seed}"]
-                found = [run for run in done if _matches(run, job)]
-                if any(run.finished for run in found):
-                    continue
-                last = [r.path / "checkpoints" / "last.ckpt" for r in found]
-                resumable = [f"ckpt_path={path.resolve()}" for path in last if path.is_file()]
-                jobs.append(job + resumable[:1])
+                if not any(run.finished for run in done if _matches(run, job)):
+                    jobs.append(job)
         return jobs
 
     def compared(self, grid: list[list[str]]) -> list[list[str]]:
@@ -151,10 +151,8 @@ class SequentialSweeper(Sweeper):
     def sweep(self, arguments: list[str]) -> Any:
         sweep_dir = Path(self.config.hydra.sweep.dir)
         sweep_dir.mkdir(parents=True, exist_ok=True)
-        OmegaConf.save(self.config, sweep_dir / "multirun.yaml")
-        (sweep_dir / FILE).write_text(
-            json.dumps(self.design.record(self.seed_key), indent=2) + "\n"
-        )
+        write_atomically(sweep_dir / "multirun.yaml", OmegaConf.to_yaml(self.config), "the sweep")
+        write_json(sweep_dir / FILE, self.design.record(self.seed_key), "the sequential design")
         grid = self.compared(self.grid(arguments))
         cells, returns = grid, []
         started = time.monotonic()

@@ -28,7 +28,6 @@ over mini-batches, and one batch's gradient carries that batch's noise, larger t
 the batch.
 """
 
-import json
 import logging
 from pathlib import Path
 
@@ -51,6 +50,7 @@ from transformer_lab.callbacks.stacks import (
 from transformer_lab.config.validation import check_integer
 from transformer_lab.model import Seq2SeqTransformer
 from transformer_lab.model.residual import NORM_PLACEMENTS
+from transformer_lab.records import write_json
 from transformer_lab.training.loss import token_nll
 
 log = logging.getLogger(__name__)
@@ -200,7 +200,7 @@ class NormComparison(L.Callback):
             "perturbation": self.perturbation,
             **results,
         }
-        (run_dir / "norm_comparison.json").write_text(json.dumps(record, indent=2) + "\n")
+        write_json(run_dir / "norm_comparison.json", record, "the norm comparison at init")
 
         for placement, by_stack in results["grad_norm"].items():
             for stack, by_group in by_stack.items():

@@ -19,6 +19,7 @@ from matplotlib.figure import Figure
 from matplotlib.image import imsave
 
 from transformer_lab.callbacks.logger_kinds import log_image
+from transformer_lab.records import write_atomically
 
 DPI = 80
 
@@ -36,9 +37,8 @@ def to_image(figure: Figure) -> np.ndarray:
 
 
 def save_png(figure: Figure, path: Path) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    FigureCanvasAgg(figure).print_png(str(path))
-    return path
+    """``figure`` as a PNG at ``path``, whole or not at all (:mod:`transformer_lab.records`)."""
+    return write_atomically(path, FigureCanvasAgg(figure).print_png, f"the figure {path.name}")
 
 
 def publish(trainer: L.Trainer, tag: str, figure: Figure, step: int, png: Path | None) -> None:
@@ -50,8 +50,9 @@ def publish(trainer: L.Trainer, tag: str, figure: Figure, step: int, png: Path |
     image = to_image(figure)  # drawn once for all
     log_image(trainer, tag, image, step)
     if png is not None:
-        png.parent.mkdir(parents=True, exist_ok=True)
-        imsave(png, image)
+        write_atomically(
+            png, lambda file: imsave(file, image, format="png"), f"the figure {png.name}"
+        )
 
 
 def tensorboard_loggers(trainer: L.Trainer) -> list[L.pytorch.loggers.TensorBoardLogger]:

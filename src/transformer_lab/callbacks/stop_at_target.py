@@ -9,10 +9,10 @@ would end the run. So the lab has its own, this small callback.
 
 The stop is requested at the end of a validation of the fit, which ends the fit there;
 :class:`~transformer_lab.callbacks.last_checkpoint.LastCheckpoint` saves ``last.ckpt``
-at that point, so the run's last checkpoint is its end. Every validation's value goes into
-``stop_at_target.json`` in the run folder as it happens, so a resumed run goes on counting
-exactly: ``last.ckpt`` is written at the end of a batch, before that step's validation,
-which a callback state inside the checkpoint would miss. ``target`` None switches the
+at that point, so the run's last checkpoint is its end; a run resumed from it (killed during
+its test) stops there again, at once, for the same reason. Every validation's value goes
+into ``stop_at_target.json`` in the run folder as it happens, so a resumed run goes on
+counting exactly from its checkpoint's step. ``target`` None switches the
 callback off (the comparison sweeps: their fixed budgets make curves
 comparable). :func:`how_fit_ended` says how a fit ended, for ``metrics.json``.
 """
@@ -25,6 +25,7 @@ import lightning as L
 from lightning.pytorch.trainer.states import TrainerFn
 
 from transformer_lab.config.validation import check_integer, check_number
+from transformer_lab.records import read_json, write_atomically
 from transformer_lab.training.final_step import is_final_step
 from transformer_lab.training.thresholds import reaches
 
@@ -69,12 +70,15 @@ class StopAtTarget(L.Callback):
 
     def on_train_start(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
         """A resumed fit (its step restored by now) goes on from the validations up to its
-        checkpoint's step, that step's own included, which ran after the checkpoint was
-        written and which Lightning does not repeat."""
+        checkpoint's step, that step's own included (the checkpoint was written after it,
+        and Lightning does not repeat it); one whose checkpoint is where this callback
+        stopped it ends there again."""
         self.stopped_at_step = None
-        path = self.path(trainer)
-        seen = json.loads(path.read_text()) if path.is_file() else []
+        seen = read_json(self.path(trainer)) or []
         self.seen = [(step, value) for step, value in seen if step <= trainer.global_step]
+        at_checkpoint = bool(self.seen) and self.seen[-1][0] == trainer.global_step
+        if self.target is not None and at_checkpoint and not is_final_step(trainer):
+            self._stop_if_done(trainer)
 
     def on_validation_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
         fitting = trainer.state.fn == TrainerFn.FITTING and not trainer.sanity_checking
@@ -82,9 +86,13 @@ class StopAtTarget(L.Callback):
             return
         self.seen.append((trainer.global_step, float(trainer.callback_metrics[self.MONITOR])))
         if trainer.is_global_zero:
-            _write_atomically(self.path(trainer), json.dumps(self.seen))
+            write_atomically(self.path(trainer), json.dumps(self.seen), "val/seq_acc so far")
         if is_final_step(trainer):  # the fit ends here anyway; an extended run counts on
             return
+        self._stop_if_done(trainer)
+
+    def _stop_if_done(self, trainer: L.Trainer) -> None:
+        """Stop the fit if the latest validations reached the target often enough."""
         done = len(self.streak) >= self.validations
         if not trainer.strategy.reduce_boolean_decision(done, all=False):  # as every rank
             return
@@ -96,14 +104,6 @@ class StopAtTarget(L.Callback):
             trainer.max_steps,
             self.reason,
         )
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    """A whole file or the previous one, never half of one (a kill mid-write)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.tmp")
-    temporary.write_text(text)
-    temporary.replace(path)
 
 
 def how_fit_ended(trainer: L.Trainer, diverged_at: int | None) -> dict:

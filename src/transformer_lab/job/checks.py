@@ -9,7 +9,8 @@ run rather than to a part it builds is checked here: the seed, the trainer's ste
 (at most :data:`MAX_STEPS`),
 validation interval and clipping, ``target_seq_acc``, ``stop_at_seq_acc``,
 ``test_weights``, ``optimized_metric``, DDP in a local multirun, a logger whose package is
-missing, the weight averaging's settings, and the checkpoint to resume from. The Trainer,
+missing, the weight averaging's settings, and the checkpoint to resume from (one of the lab,
+of this config's model and data: ``ownership.py``). The Trainer,
 loggers and the other callbacks are not built: they need the run folder, which does not
 exist yet.
 
@@ -47,8 +48,14 @@ from transformer_lab.config.validation import (
 )
 from transformer_lab.job.build import build_data_and_model, build_module, instantiate
 from transformer_lab.job.cancelling_settings import check_stop_reaches_outcome
+from transformer_lab.job.ownership import check_checkpoint
 from transformer_lab.job.resources import check_resources
-from transformer_lab.job.resume import resolve_checkpoint
+from transformer_lab.job.resume import (
+    learned_names,
+    learned_settings,
+    resolve_checkpoint,
+    usable_checkpoint,
+)
 from transformer_lab.job.threads import AUTO
 from transformer_lab.runs.layout import TEST_WEIGHTS
 from transformer_lab.runs.outcome import OutcomeRule
@@ -243,9 +250,14 @@ def check_config(
     check_given(cfg, OmegaConf.to_container(hydra_cfg.runtime.choices))  # no ??? left
     check_current_keys(cfg)  # an old experiment file's model.lr: named optim.lr
     checkpoint = check_run_settings(cfg, hydra_cfg)
+    # a hostile or foreign file, refused before the build; another model's or task's, after
+    saved = checkpoint and usable_checkpoint(checkpoint, "ckpt_path", cfg.ckpt_path)
+    learned = learned_settings(cfg, saved or None)  # the data as the resume will read it
     with torch.device("meta"):  # what the constructors check, without the weights
-        datamodule, module = build_data_and_model(cfg, build_model=models or build_module)
+        datamodule, module = build_data_and_model(cfg, learned, models or build_module)
         check_resources(cfg, datamodule, module)  # the memory the build would allocate
+    if saved:
+        check_checkpoint(saved, module, datamodule, "ckpt_path", cfg.ckpt_path, learned_names(cfg))
     if cfg.optimized_metric.endswith(TEXT_METRICS) and not datamodule.reports_text:
         raise InvalidSetting(
             "optimized_metric",

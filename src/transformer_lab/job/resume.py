@@ -16,7 +16,6 @@ its time limit or a preemption (``callbacks/interrupt.py`` saved that checkpoint
 step reached), or a command run again with the same fixed ``hydra.run.dir``.
 """
 
-import json
 import logging
 import re
 import shlex
@@ -25,14 +24,17 @@ import signal
 from pathlib import Path
 
 import hydra
-import torch
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig
 
 from transformer_lab.callbacks import Interrupted
 from transformer_lab.config.validation import ConfigError, InvalidSetting
 from transformer_lab.job.context import RunContext
+from transformer_lab.job.ownership import experiment
+from transformer_lab.records import DamagedRecord, read_config, write_json
 from transformer_lab.runs.layout import last_checkpoint, recorded_metrics, stop_record
 from transformer_lab.training.checkpoint_io import UnusableCheckpoint, read_checkpoint
+
+log = logging.getLogger(__name__)
 
 
 class CheckpointNotFound(ConfigError):
@@ -79,23 +81,26 @@ def check_unfinished(run: Path, max_steps: int, stops_at_target: bool = True) ->
         raise RunFinished(run, metrics)
 
 
-def _experiment(cfg: DictConfig) -> dict:
-    config = OmegaConf.to_container(cfg, resolve=False)
-    config.pop("ckpt_path", None)
-    return config
-
-
 def _runs(outputs_root: Path):
     yield from outputs_root.glob("runs/*")
     yield from outputs_root.glob("multirun/*/*")
 
 
 def find_last_checkpoint(cfg: DictConfig) -> Path:
-    wanted = _experiment(cfg)
+    """The newest ``last.ckpt`` of a run of this experiment under ``paths.outputs_root``.
+    A run whose saved config is damaged cannot be matched: a warning names it."""
+    wanted = experiment(cfg)
     candidates = []
     for run in _runs(Path(cfg.paths.outputs_root)):
-        last, saved = last_checkpoint(run), run / ".hydra" / "config.yaml"
-        if last.is_file() and saved.is_file() and _experiment(OmegaConf.load(saved)) == wanted:
+        last = last_checkpoint(run)
+        if not last.is_file():
+            continue
+        try:
+            saved = read_config(run / ".hydra" / "config.yaml")
+        except DamagedRecord as damaged:
+            log.warning("ckpt_path=last: %s", damaged)
+            continue
+        if saved is not None and experiment(saved) == wanted:
             candidates.append(last)
     if not candidates:
         raise CheckpointNotFound(
@@ -117,16 +122,23 @@ def resolve_checkpoint(cfg: DictConfig) -> Path | None:
             f"ckpt_path={cfg.ckpt_path!r} does not exist; allowed: an existing checkpoint "
             f"file, 'last', or null"
         )
+    return path
+
+
+def usable_checkpoint(path: Path, setting: str, value) -> dict:
+    """The contents of the checkpoint to resume, or InvalidSetting naming ``setting=value``
+    (``ckpt_path=...``, or the run folder a requeued job resumes) and why it is none: one
+    line for a hostile or foreign file, on every way a run resumes."""
     try:
-        read_checkpoint(path)
+        return read_checkpoint(path)
     except UnusableCheckpoint as error:
+        named = "" if str(path) == str(value) else f"{path}: "  # ckpt_path=last, a run folder
         raise InvalidSetting(
-            "ckpt_path",
-            cfg.ckpt_path,
-            str(error),
+            setting,
+            value,
+            f"{named}{error}",
             "a checkpoint a run of the lab wrote, 'last', or null",
         ) from error
-    return path
 
 
 def own_last_checkpoint(started_in: Path) -> Path | None:
@@ -143,15 +155,20 @@ def own_last_checkpoint(started_in: Path) -> Path | None:
     return last if last.is_file() else None
 
 
-def learned_settings(cfg: DictConfig, checkpoint: Path | None) -> dict:
+def learned_names(cfg: DictConfig) -> tuple[str, ...]:
+    """The data settings that the config's data learns from its files (``data=pairs``:
+    the tokenizers)."""
+    return getattr(hydra.utils.get_class(cfg.data._target_), "learned_settings", ())
+
+
+def learned_settings(cfg: DictConfig, checkpoint: dict | None) -> dict:
     """What the data of the run being resumed learnt from its files (``data=pairs``: the
-    tokenizers), from the checkpoint: a resumed run reads its data with the tokenizer its
-    weights were trained with, whatever the files say now. Empty for a fresh start and for
-    data that learns nothing."""
-    names = getattr(hydra.utils.get_class(cfg.data._target_), "learned_settings", ())
+    tokenizers), from the checkpoint's contents: a resumed run reads its data with the
+    tokenizer its weights were trained with, whatever the files say now. Empty for a fresh
+    start and for data that learns nothing."""
+    names = learned_names(cfg)
     if checkpoint is None or not names:
         return {}
-    checkpoint = torch.load(checkpoint, map_location="cpu", weights_only=True)
     saved = checkpoint.get("datamodule_hyper_parameters", {})
     return {name: saved[name] for name in names if saved.get(name) is not None}
 
@@ -266,5 +283,5 @@ def record_stop(stop: Interrupted, context: RunContext) -> dict:
         "checkpoint": str(stop.checkpoint),
         "resume": command,
     }
-    stop_record(context.output_dir).write_text(json.dumps(record, indent=2) + "\n")
+    write_json(stop_record(context.output_dir), record, "where the run stopped")
     return record

@@ -1,15 +1,18 @@
 """One job around a fit, in its stages in order (:func:`train`): check the settings (which
-reads the checkpoint ``ckpt_path`` names, once), resolve what it resumes, build (the run
-folder opened), fit, test and record.
+reads the checkpoint ``ckpt_path`` names, once), resolve what it resumes, take the run
+folder (one process at a time, ``run_lock.py``), build (the run folder opened), fit, test
+and record. A run is finished when its ``metrics.json`` is written, and that happens only
+once its closing validation and its test are recorded; a job stopped or killed before
+that resumes to the same ``metrics.json`` (``callbacks/last_checkpoint.py``).
 
 The job leaves in its run folder: ``.hydra/`` (the config as given, Hydra's),
 ``config_resolved.yaml``, ``environment.json``, TensorBoard events (with an HPARAMS entry
 carrying the real final metrics), ``checkpoints/{last,best}.ckpt`` and ``metrics.json``
 (``failed.json`` for a job of a sweep that failed, ``stopped.json`` for one stopped by a
-signal). Every step is handed the job's :class:`~transformer_lab.job.context.RunContext`.
+signal), each written whole or not at all (:mod:`transformer_lab.records`). Every step is
+handed the job's :class:`~transformer_lab.job.context.RunContext`.
 """
 
-import json
 import logging
 import time
 import traceback
@@ -22,26 +25,34 @@ from rich.console import Console
 from rich.table import Table
 
 from transformer_lab.callbacks import (
+    InterruptCheckpoint,
     Interrupted,
+    LastCheckpoint,
     diverged_at_step,
     how_fit_ended,
     training_stability,
 )
+from transformer_lab.callbacks.interrupt import signals_noted
 from transformer_lab.callbacks.logger_kinds import finish_runs, log_run_config
 from transformer_lab.callbacks.scalar_layout import VAL_FIRST
 from transformer_lab.console import quiet_resume_warnings
 from transformer_lab.job.build import build
 from transformer_lab.job.checks import checked_config
 from transformer_lab.job.context import RunContext
+from transformer_lab.job.ownership import check_checkpoint
 from transformer_lab.job.resume import (
     RunFinished,
     check_unfinished,
     continue_in,
     discard_start,
+    learned_names,
     learned_settings,
     own_last_checkpoint,
     record_stop,
+    usable_checkpoint,
 )
+from transformer_lab.job.run_lock import owning
+from transformer_lab.records import RecordNotWritten, unwritten, write_atomically, write_json
 from transformer_lab.runs import environment
 from transformer_lab.runs.hparams import (
     differing_keys,
@@ -50,11 +61,17 @@ from transformer_lab.runs.hparams import (
     shown_hparams,
     write_hparams,
 )
-from transformer_lab.runs.layout import run_folder_of, stop_record
+from transformer_lab.runs.layout import (
+    failure_record,
+    metrics_record,
+    run_folder_of,
+    stop_record,
+)
 from transformer_lab.runs.learning_curve import CURVE_TAG, curve_metrics, read_scalars
 from transformer_lab.runs.order import natural_key
 from transformer_lab.runs.outcome import LEARNED, OutcomeRule
 from transformer_lab.training import text_metrics
+from transformer_lab.training.faults import FaultPoints, armed, fault_point
 
 log = logging.getLogger(__name__)
 
@@ -106,7 +123,12 @@ def open_run_folder(cfg: DictConfig, trainer, context: RunContext, started: dict
     if trainer.world_size == 1:  # extra DDP ranks would start in Hydra's new folder
         continue_in(output_dir, context.started_in)
     stop_record(output_dir).unlink(missing_ok=True)  # a resume goes on: it stopped no more
-    (output_dir / "config_resolved.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))
+    failure_record(output_dir).unlink(missing_ok=True)  # a job run anew: it failed no more
+    write_atomically(
+        output_dir / "config_resolved.yaml",
+        OmegaConf.to_yaml(cfg, resolve=True),
+        "the run's resolved config",
+    )
     environment.write(output_dir, started)
     environment.add_to_tensorboard(trainer.loggers, started)
     log_run_config(trainer.loggers, run_hparams(cfg, context.overrides)[0])  # W&B's config
@@ -120,8 +142,9 @@ def final_metrics(
     trainer, module, datamodule, diverged_at: int | None, tested: str | None
 ) -> dict[str, float]:
     """val/* of the fit's closing validation (of the final weights: the fit validates at its
-    final step, see ``learning_curve.py``) and test*/* unless the run diverged (then there
-    is nothing more to evaluate: divergence is the result), with ``diverged`` 1.0 or 0.0.
+    final step, see ``learning_curve.py``; a fit resumed from its end has it from its
+    ``last.ckpt``) and test*/* unless the run diverged (then there is nothing more to
+    evaluate: divergence is the result), with ``diverged`` 1.0 or 0.0.
     The test scores the final weights, or those of the checkpoint ``tested``
     (:func:`best_checkpoint`), which the module keeps afterwards (the sample generations)."""
     if diverged_at is None and module.validated_at_step != trainer.global_step:
@@ -133,7 +156,7 @@ def final_metrics(
             trainer.global_step,
             validated,
         )
-    metrics = {k: float(v) for k, v in trainer.callback_metrics.items() if k.startswith("val/")}
+    metrics = dict(module.validation_metrics)
     if diverged_at is None:
         trainer.test(
             module, datamodule=datamodule, ckpt_path=tested, weights_only=True, verbose=False
@@ -178,7 +201,7 @@ def record_run(
     record |= {"outcome": rule.classify(record), "outcome_rule": rule.text}
     record |= rule.classify_at(scalars.get(rule.metric, []), diverged_at)
     record["weights_tested"] = weights_tested  # test*/* scored the last or the best weights
-    (output_dir / "metrics.json").write_text(json.dumps(record, indent=2) + "\n")
+    write_json(metrics_record(output_dir), record, "the run's final metrics")
     run = {"run/diverged": metrics["diverged"], "run/train_seconds": train_seconds}
     run[LEARNED] = float(record["outcome"] == "learned")
     params, overridden = run_hparams(cfg, context.overrides)
@@ -204,31 +227,74 @@ def train(cfg: DictConfig, context: RunContext | None = None) -> dict[str, float
         discard_start(context.started_in, finished.run)
         return finished.metrics
     cfg = context.job_config(cfg)
-    datamodule, module, trainer = build_run(cfg, checkpoint, context, started)
-    train_seconds = fit(trainer, module, datamodule, checkpoint, context)
-    return score_and_record(cfg, trainer, module, datamodule, context, train_seconds)
+    with owning(context.output_dir), signals_noted():
+        try:
+            return fit_and_record(cfg, checkpoint, named, context, started)
+        except Exception as error:  # a full disk: one RecordNotWritten naming what
+            failed = unwritten(error, context.output_dir)
+            if failed is None or failed is error:
+                raise
+            raise failed from error
 
 
-def build_run(cfg: DictConfig, checkpoint: Path | None, context: RunContext, started: dict):
-    """The seeded datamodule, module and trainer, and the run folder opened (rank zero)."""
+def fit_and_record(
+    cfg: DictConfig, checkpoint: Path | None, named: Path | None, context: RunContext, started
+) -> dict[str, float]:
+    """Build, fit, test and record; a stop on a signal is recorded (rank zero)."""
+    datamodule, module, trainer = build_run(cfg, checkpoint, named, context, started)
+    try:
+        train_seconds = fit(trainer, module, datamodule, checkpoint)
+        return score_and_record(cfg, trainer, module, datamodule, context, train_seconds)
+    except Interrupted as stop:  # last.ckpt saved at the step reached (or the fit's end)
+        if trainer.is_global_zero:
+            record_stop(stop, context)
+        raise
+
+
+def build_run(
+    cfg: DictConfig, checkpoint: Path | None, named: Path | None, context: RunContext, started
+):
+    """The seeded datamodule, module and trainer, and the run folder opened (rank zero).
+    A checkpoint the job found in its own folder (a requeued job) is read here, and must be
+    of this config's model and data, before the folder is written (one ``ckpt_path`` named
+    was checked with the config)."""
+    own = checkpoint is not None and checkpoint != named
+    setting, value = (
+        ("hydra.run.dir", str(context.started_in)) if own else ("ckpt_path", cfg.ckpt_path)
+    )
+    needed = own or learned_names(cfg)  # one ckpt_path named was read by the check already
+    saved = usable_checkpoint(checkpoint, setting, value) if checkpoint and needed else None
     L.seed_everything(cfg.seed, workers=True)
-    datamodule, module, trainer = build(cfg, learned_settings(cfg, checkpoint))
+    datamodule, module, trainer = build(cfg, learned_settings(cfg, saved))
+    if own:
+        check_checkpoint(saved, module, datamodule, setting, value, learned_names(cfg))
+    checkpoints_last(trainer)
+    if armed():  # a fault test's moments inside Lightning's loops (training/faults.py)
+        trainer.callbacks.append(FaultPoints())
     if trainer.is_global_zero:
         open_run_folder(cfg, trainer, context, started)
         for path in datamodule.save_tokenizers(context.output_dir):
             log.info("tokenizer: %s", path.resolve())
+    fault_point("setup")
     return datamodule, module, trainer
 
 
-def fit(trainer, module, datamodule, checkpoint: Path | None, context: RunContext) -> float:
-    """The fit, from ``checkpoint`` if any; its seconds. A stop on a signal is recorded."""
+def checkpoints_last(trainer) -> None:
+    """``last.ckpt`` and then the stop on a signal after every other callback, any
+    ``ModelCheckpoint`` of the config included (Lightning keeps the config's order among
+    its checkpoint callbacks): at a validation's end, ``last.ckpt`` holds what every other
+    callback took from that validation, ``best.ckpt`` among them, and the stop comes once
+    it is saved (``callbacks/last_checkpoint.py``)."""
+    last = (LastCheckpoint, InterruptCheckpoint)
+    trainer.callbacks.sort(
+        key=lambda c: next((i + 1 for i, kind in enumerate(last) if isinstance(c, kind)), 0)
+    )
+
+
+def fit(trainer, module, datamodule, checkpoint: Path | None) -> float:
+    """The fit, from ``checkpoint`` if any; its seconds."""
     start = time.perf_counter()
-    try:
-        trainer.fit(module, datamodule=datamodule, ckpt_path=checkpoint, weights_only=True)
-    except Interrupted as stop:  # Ctrl-C or SIGTERM, last.ckpt saved at the step reached
-        if trainer.is_global_zero:
-            record_stop(stop, context)
-        raise
+    trainer.fit(module, datamodule=datamodule, ckpt_path=checkpoint, weights_only=True)
     return time.perf_counter() - start
 
 
@@ -252,10 +318,15 @@ def score_and_record(
 
 
 def record_failure(error: BaseException, context: RunContext) -> None:
-    """Leave ``failed.json`` in the job folder, for the sweep summary and the report."""
+    """Leave ``failed.json`` in the job folder, for the sweep summary and the report; where
+    it cannot be written either (the disk is full), the job's log says why, and the job counts
+    as unfinished."""
     failure = {
         "error": type(error).__name__,
         "message": str(error),
         "traceback": traceback.format_exc(),
     }
-    (context.started_in / "failed.json").write_text(json.dumps(failure, indent=2) + "\n")
+    try:
+        write_json(failure_record(context.started_in), failure, "why the job failed")
+    except RecordNotWritten as unwritten:
+        log.error("%s", unwritten)

@@ -21,6 +21,7 @@ import lightning as L
 import torch
 
 import transformer_lab
+from transformer_lab.records import read_json, write_json
 
 PACKAGES = ("torch", "lightning", "hydra-core", "omegaconf", "torchmetrics")
 CODE_KEYS = ("transformer_lab", "git_commit", "git_dirty")  # what identifies the code
@@ -104,12 +105,11 @@ def write(run_dir: Path, environment: dict) -> Path:
     and appends its own under ``"resumed"``: a run whose halves ran different code says so.
     """
     path = run_dir / "environment.json"
-    if path.is_file():
-        first = json.loads(path.read_text())
+    first = read_json(path)
+    if first is not None:
         first.setdefault("resumed", []).append(environment)
         environment = first
-    path.write_text(json.dumps(environment, indent=2) + "\n")
-    return path
+    return write_json(path, environment, "the record of what ran the run")
 
 
 def add_to_tensorboard(loggers, environment: dict) -> None:

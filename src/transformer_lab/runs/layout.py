@@ -8,8 +8,9 @@ folder for its last or best checkpoint (``test_weights``) and writes ``eval.json
 the checkpoint's run; a resumed run goes on writing in it.
 """
 
-import json
 from pathlib import Path
+
+from transformer_lab.records import read_json
 
 # which of a run's weights are tested: the final ones, or those of the best val/seq_acc
 TEST_WEIGHTS = ("last", "best")
@@ -34,9 +35,19 @@ def stop_record(run: Path) -> Path:
 
 def recorded_metrics(run: Path) -> dict | None:
     """The run's ``metrics.json`` (written when it ended, finished or diverged: its
-    ``global_step`` is where it ended), or None for a run that has not ended."""
-    path = run / "metrics.json"
-    return json.loads(path.read_text()) if path.is_file() else None
+    ``global_step`` is where it ended), or None for a run that has not ended;
+    :class:`~transformer_lab.records.DamagedRecord` naming it where it is damaged."""
+    return read_json(metrics_record(run))
+
+
+def metrics_record(run: Path) -> Path:
+    """``metrics.json``: the run's final metrics, written once its test is recorded."""
+    return run / "metrics.json"
+
+
+def failure_record(run: Path) -> Path:
+    """``failed.json``: why a job of a sweep failed; gone again once the job runs anew."""
+    return run / "failed.json"
 
 
 def run_folder_of(checkpoint: Path) -> Path | None:

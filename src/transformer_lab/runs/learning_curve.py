@@ -14,6 +14,11 @@ update n is logged at step n - 1 (Lightning's logging step counts the updates be
 batch). The closing validation is no exception, since it runs inside the fit at the final
 step (``Seq2SeqLitModule.on_train_batch_end``): a 25-step run with ``val_check_interval``
 10 logs ``val/*`` at steps 9, 19 and 24, and ``val/steps_to_target`` is such a step.
+
+A curve is keyed by step: a resumed run logs again the steps between its checkpoint and
+the point where its first start was stopped (into a second events file of the same
+folder), and the later value of a step replaces the earlier one, never adds a point, so
+the area of a resumed run is the uninterrupted run's.
 """
 
 from pathlib import Path
@@ -26,17 +31,21 @@ CURVE_TAG = "val/seq_acc"
 # keep every scalar, skip the payloads nobody here reads
 _SIZE_GUIDANCE = {"scalars": 0, "images": 1, "tensors": 1, "histograms": 1, "audio": 1}
 
-Points = list[tuple[int, float]]  # [(step, value), ...] in step order
+Points = list[tuple[int, float]]  # [(step, value), ...] in step order, one per step
+
+
+def by_step(events) -> Points:
+    """One point per step, the latest written (by wall time) where a step was logged more
+    than once, in step order. ``events``: TensorBoard's scalar events."""
+    latest = {e.step: e.value for e in sorted(events, key=lambda e: e.wall_time)}
+    return sorted(latest.items())
 
 
 def read_scalars(folder: Path) -> dict[str, Points]:
-    """Every TensorBoard scalar tag of the run in ``folder``."""
+    """Every TensorBoard scalar tag of the run in ``folder``, keyed by step."""
     events = EventAccumulator(str(folder), size_guidance=_SIZE_GUIDANCE)
     events.Reload()
-    return {
-        tag: sorted((e.step, e.value) for e in events.Scalars(tag))
-        for tag in events.Tags()["scalars"]
-    }
+    return {tag: by_step(events.Scalars(tag)) for tag in events.Tags()["scalars"]}
 
 
 def steps_to_target(points: Points, target: float) -> int | None:
@@ -45,8 +54,10 @@ def steps_to_target(points: Points, target: float) -> int | None:
 
 
 def area_under_curve(points: Points) -> float:
-    """The mean value over the curve's points (validations)."""
-    return sum(value for _, value in points) / len(points)
+    """The mean value over the curve's validations, one per step (a step given twice
+    counts once: its later value, as :func:`by_step` keeps it)."""
+    latest = dict(points)
+    return sum(latest.values()) / len(latest)
 
 
 def curve_metrics(points: Points, target: float) -> dict[str, float]:

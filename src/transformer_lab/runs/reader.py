@@ -7,16 +7,16 @@ job starts, so a job that fails at once is a job too. A job is *finished* when i
 left ``failed.json``, and *incomplete* otherwise (still running, or killed).
 """
 
-import json
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig, ListConfig
 
+from transformer_lab.records import DamagedRecord, read_config, read_json, read_yaml
 from transformer_lab.runs import sweep_record
 from transformer_lab.runs.hparams import override_key
-from transformer_lab.runs.layout import stop_record
+from transformer_lab.runs.layout import failure_record, recorded_metrics, stop_record
 from transformer_lab.runs.learning_curve import Points, read_scalars
 from transformer_lab.runs.outcome import OutcomeRule, budget_of, outcome_key
 from transformer_lab.runs.study_record import TRIAL_KEY
@@ -85,28 +85,22 @@ class Run:
     @cached_property
     def config(self) -> DictConfig | None:
         """The run's resolved configuration (``config_resolved.yaml``)."""
-        path = self.path / "config_resolved.yaml"
-        return OmegaConf.load(path) if path.is_file() else None
+        return read_config(self.path / "config_resolved.yaml")
 
     @cached_property
     def config_as_given(self) -> DictConfig | None:
         """The config the job was started with, Hydra's ``.hydra/config.yaml``: written
         before the job starts, so a job that failed at once has it too."""
-        path = self.path / ".hydra" / "config.yaml"
-        return OmegaConf.load(path) if path.is_file() else None
+        return read_config(self.path / ".hydra" / "config.yaml")
 
     @cached_property
     def stopped(self) -> dict | None:
         """``stopped.json``: the step a signal stopped the run at and its resume command."""
-        return _read_json(stop_record(self.path))
+        return read_json(stop_record(self.path))
 
     @cached_property
     def norm_comparison(self) -> dict | None:
-        return _read_json(self.path / "norm_comparison.json")
-
-
-def _read_json(path: Path) -> dict | None:
-    return json.loads(path.read_text()) if path.is_file() else None
+        return read_json(self.path / "norm_comparison.json")
 
 
 def overrides_of(items: list[str]) -> dict[str, str]:
@@ -118,10 +112,20 @@ def overrides_of(items: list[str]) -> dict[str, str]:
 
 def read_run(path: Path) -> Run:
     """The run in ``path``; its overrides those of its configuration (a study's trial
-    number, :data:`~.study_record.TRIAL_KEY`, left out)."""
-    overrides = overrides_of(OmegaConf.load(path / ".hydra" / "overrides.yaml") or [])
+    number, :data:`~.study_record.TRIAL_KEY`, left out). A record of the run that is there
+    but damaged (``metrics.json``, ``failed.json``, ``.hydra/overrides.yaml``) raises
+    :class:`~transformer_lab.records.DamagedRecord` naming the file, never read as absent."""
+    overrides = overrides_of(_read_overrides(path / ".hydra" / "overrides.yaml"))
     overrides.pop(TRIAL_KEY, None)
-    return Run(path, overrides, _read_json(path / "metrics.json"), _read_json(path / "failed.json"))
+    return Run(path, overrides, recorded_metrics(path), read_json(failure_record(path)))
+
+
+def _read_overrides(path: Path) -> list[str]:
+    """Hydra's ``overrides.yaml``: a list (``[]`` for a job without overrides)."""
+    overrides = read_yaml(path)
+    if not isinstance(overrides, ListConfig):
+        raise DamagedRecord(path, "not a list of overrides")
+    return list(overrides)
 
 
 def job_folders(path: Path) -> list[Path]:
@@ -137,5 +141,6 @@ def job_folders(path: Path) -> list[Path]:
 
 
 def read_jobs(path: Path) -> list[Run]:
-    """Every job of the multirun folder ``path`` (:func:`job_folders`)."""
+    """Every job of the multirun folder ``path`` (:func:`job_folders`);
+    :class:`~transformer_lab.records.DamagedRecord` naming the first damaged record."""
     return [read_run(job) for job in job_folders(path)]

@@ -9,9 +9,10 @@ worker folders inside it (:func:`find`). Plain JSON, so that a report of a sweep
 study never imports Optuna.
 """
 
-import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
+
+from transformer_lab.records import read_json, write_json
 
 FILE = "study.json"
 # the override that gives each job of a study its trial's number (for the pruning
@@ -28,10 +29,7 @@ class StudyRecord:
     name: str
 
     def write(self, sweep_dir: Path) -> Path:
-        sweep_dir.mkdir(parents=True, exist_ok=True)
-        path = sweep_dir / FILE
-        path.write_text(json.dumps(asdict(self), indent=2) + "\n")
-        return path
+        return write_json(sweep_dir / FILE, asdict(self), "the study this worker's trials join")
 
 
 def find(folder: Path) -> StudyRecord | None:
@@ -39,6 +37,7 @@ def find(folder: Path) -> StudyRecord | None:
     ``folder`` (all of one study); None where no worker recorded one."""
     paths = [folder / FILE, *sorted(folder.glob(f"*/{FILE}"))]
     for path in paths:
-        if path.is_file():
-            return StudyRecord(**json.loads(path.read_text()))
+        record = read_json(path)
+        if record is not None:
+            return StudyRecord(**record)
     return None

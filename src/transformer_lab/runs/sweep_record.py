@@ -13,9 +13,10 @@ many torch threads its jobs run with (:mod:`transformer_lab.sweep.threads`), so 
 jobs of a sweep compute with different thread counts.
 """
 
-import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
+
+from transformer_lab.records import read_json, write_json
 
 FILE = "sweep.json"
 
@@ -37,20 +38,16 @@ class SweepRecord:
     threads_decided_by: str | None = None
 
     def write(self, sweep_dir: Path) -> Path:
-        path = sweep_dir / FILE
-        sweep_dir.mkdir(parents=True, exist_ok=True)
         record = asdict(self) | {"swept": sorted(self.swept)}
-        path.write_text(json.dumps(record, indent=2) + "\n")
-        return path
+        return write_json(sweep_dir / FILE, record, "the sweep's command and swept keys")
 
     @classmethod
     def read(cls, sweep_dir: Path) -> "SweepRecord | None":
         """The record of the sweep in ``sweep_dir``; None where there is none (a sweep
         started with a ``hydra.callbacks`` of its own, without the one that writes it)."""
-        path = sweep_dir / FILE
-        if not path.is_file():
+        record = read_json(sweep_dir / FILE)
+        if record is None:
             return None
-        record = json.loads(path.read_text())
         return cls(
             tuple(record["orig_argv"]),
             tuple(record["argv"]),

@@ -7,21 +7,25 @@ nothing behind (:func:`transformer_lab.job.checks.check_config` says what is che
 optimizing sweeper's search space is checked too: no job's config shows it. So are the
 experiment's hypotheses (:mod:`transformer_lab.sweep.hypotheses`): their format in a run,
 and in a sweep that they compare what its jobs run; and the launcher, which must be the one
-each job's config composes (:mod:`.launchers`).
+each job's config composes (:mod:`.launchers`). And the folders: a run writes only into a new
+or empty folder or one of an earlier start of its own config, a sweep only into a sweep's
+folder (:mod:`transformer_lab.job.ownership`).
 """
 
 import logging
 import sys
 from collections import Counter
+from pathlib import Path
 
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 
 from transformer_lab.config.command_line import end_composition
 from transformer_lab.config.jobs import job_configs, job_overrides, split_config
-from transformer_lab.config.validation import ConfigError
+from transformer_lab.config.validation import ConfigError, InvalidSetting
 from transformer_lab.job.cancelling_settings import cancelling_settings
 from transformer_lab.job.checks import ModelBuilds, check_config, check_run, refuse
+from transformer_lab.job.ownership import check_folder
 from transformer_lab.runs.reader import overrides_of
 from transformer_lab.sweep.design import out_of_reach
 from transformer_lab.sweep.hypotheses import (
@@ -32,7 +36,7 @@ from transformer_lab.sweep.hypotheses import (
     reported_by,
 )
 from transformer_lab.sweep.launchers import check_launcher_applies
-from transformer_lab.sweep.naming import check_distinct_folders
+from transformer_lab.sweep.naming import check_distinct_folders, folder_name
 from transformer_lab.sweep.record import sweep_record
 from transformer_lab.sweep.search_space import check_warmup_range
 from transformer_lab.sweep.sequential import (
@@ -73,6 +77,7 @@ class ConfigCheck(Callback):
         end_composition()  # Hydra composed the run: its errors are its own again
         task, hydra_cfg = split_config(config)
         try:
+            check_folder(Path(hydra_cfg.run.dir), task, "hydra.run.dir")
             check_run(task, hydra_cfg)  # the job takes its result: checked once
             check_outcome(config)
             parse_hypotheses(config.get("hypotheses"))
@@ -86,9 +91,21 @@ class ConfigCheck(Callback):
                 check_sequential(config, bool(config.get("hypotheses")))
             except ConfigError as error:
                 refuse(error)
+        try:
+            check_sweep_folder(Path(config.hydra.sweep.dir))
+            jobs = job_overrides(config)  # None: an optimizing sweeper draws them as it goes
+            excluded = list(config.hydra.job.config.override_dirname.exclude_keys)
+            swept = sweep_record(config).swept
+            if jobs is not None:
+                check_distinct_folders(jobs, excluded, swept)
+        except ConfigError as error:
+            refuse(error)
         stated, reported, models, warnings = [], set(), ModelBuilds(), Counter()
-        for job, job_config, hydra_cfg in job_configs(config):
+        for index, (job, job_config, hydra_cfg) in enumerate(job_configs(config)):
             try:
+                if jobs is not None:  # a sweep run again goes on in its jobs' own folders
+                    name = folder_name(jobs[index], excluded, swept)
+                    check_folder(Path(config.hydra.sweep.dir) / name, job_config, "hydra.sweep.dir")
                 check_launcher_applies(config.hydra, hydra_cfg)
                 check_config(job_config, hydra_cfg, models)
                 check_outcome(job_config)
@@ -105,10 +122,6 @@ class ConfigCheck(Callback):
                 check_warmup_range(config)  # the search space, which no job config shows
             if "continued_study" in (config.hydra.get("callbacks") or {}):
                 check_joins_study(config)
-            jobs = job_overrides(config)  # None: an optimizing sweeper draws them as it goes
-            if jobs is not None:
-                excluded = list(config.hydra.job.config.override_dirname.exclude_keys)
-                check_distinct_folders(jobs, excluded, sweep_record(config).swept)
             hypotheses = [h for items in stated for h in parse_hypotheses(items)]
             check_sweep_start(
                 hypotheses, reported, None if jobs is None else [overrides_of(j) for j in jobs]
@@ -130,3 +143,21 @@ def reach(config: DictConfig, hypotheses: list, jobs: list[dict[str, str]]) -> l
     seed_key = config.hydra.sweeper.seed_key
     looks = len(design.stages)
     return out_of_reach(hypotheses, jobs, design.level, looks, seed_key, design.budget)
+
+
+# what every sweep's folder holds from its start: Hydra's record of the sweep, the lab's
+SWEEP_RECORDS = ("multirun.yaml", "sweep.json")
+
+
+def check_sweep_folder(folder: Path) -> None:
+    """A sweep writes into a new or empty folder, or a sweep's folder (run again, it goes
+    on); InvalidSetting ``hydra.sweep.dir`` for any other (``/``, ``/etc``)."""
+    if not folder.exists() or (folder.is_dir() and not any(folder.iterdir())):
+        return
+    if not any((folder / name).is_file() for name in SWEEP_RECORDS):
+        raise InvalidSetting(
+            "hydra.sweep.dir",
+            str(folder),
+            "it holds files that are not a sweep of the lab (no multirun.yaml or sweep.json)",
+            "a new or empty folder, or a sweep's folder (to go on with it)",
+        )

@@ -14,6 +14,13 @@ that resumes it; no further job starts (a stop file in the sweep folder tells th
 the sweep then ends with status 130 (:mod:`transformer_lab.sweep.summary`). A second Ctrl-C
 stops everything at once, without saving, as in a single run.
 
+A worker ends with the sweep's process, however that ends (kill -9 included): it watches
+its parent, and once orphaned it stops as on SIGTERM (a running job saves ``last.ckpt`` at
+the end of its batch and says so on its end line; an idle worker just ends), so no
+orphan goes on training the job folders that a restarted sweep runs again. Between jobs a
+worker ends on SIGTERM, as a process does; only Ctrl-C, which reaches the whole process
+group while the sweep stops, is still held.
+
 A Hydra callback because ``on_job_start``/``on_job_end`` run in the process that runs the
 job (a joblib worker), around the task function, after Hydra set up the job's logging, and
 ``on_multirun_start``/``end`` in the sweep's own process.
@@ -23,6 +30,7 @@ import logging
 import os
 import signal
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -31,13 +39,15 @@ from hydra.experimental.callback import Callback
 from hydra.types import RunMode
 from omegaconf import DictConfig
 
-from transformer_lab.callbacks.interrupt import hold_signals
+from transformer_lab.callbacks.interrupt import hold_signals, release_signals
 from transformer_lab.console import ignore
 from transformer_lab.job.context import RunContext
+from transformer_lab.records import DamagedRecord
 from transformer_lab.runs.reader import read_run
 from transformer_lab.sweep.threads import gpus, job_threads, uses_gpus
 
 STOP_FILE = ".stopping"  # in the sweep folder, from the first Ctrl-C: start no more jobs
+ORPHAN_POLL_SECONDS = 1.0  # how often a worker checks that the sweep's process lives
 
 
 def runs_in_parallel(hydra: DictConfig) -> bool:
@@ -68,6 +78,25 @@ class Worker:
         self.gpu_lock: FileLock | None = None  # this process's claim on a GPU, never released
         self.terminal: tuple[int, int] | None = None  # copies of file descriptors 1 and 2
         self.in_job_log = False  # whether descriptors 1 and 2 point at a job's log
+        self.parent: int | None = None  # the sweep's process, watched from the first job on
+
+    def watch_parent(self) -> None:
+        """From this process's first job on, a thread that checks every second whether the
+        sweep's process is still its parent, and sends this process SIGTERM once it is not
+        (the parent died, and the worker was handed to another)."""
+        if self.parent is not None:
+            return
+        self.parent = os.getppid()
+        threading.Thread(target=self._watch, name="sweep-parent", daemon=True).start()
+
+    def _watch(self) -> None:
+        while not self.orphaned:
+            time.sleep(ORPHAN_POLL_SECONDS)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    @property
+    def orphaned(self) -> bool:
+        return self.parent is not None and os.getppid() != self.parent
 
     def claim_gpu(self, sweep_dir: Path, count: int) -> int:
         """The index of a GPU no other process of the sweep holds; held until this one
@@ -132,7 +161,11 @@ def end_line(job_dir: Path, seconds: float) -> str:
     """``done``, ``diverged``, ``failed`` or ``stopped``, what the job's files say about it
     (``stopped.json`` for a stop on a signal), and how long it took; a stopped job's line
     ends with its resume command, to copy whole."""
-    run, took = read_run(job_dir), f"({seconds:.0f} s)"
+    took = f"({seconds:.0f} s)"
+    try:
+        run = read_run(job_dir)
+    except DamagedRecord as error:
+        return f"damaged   {job_dir.name}  {error}  {took}"
     if run.stopped:
         stop = run.stopped
         return f"stopped   {run.name}  at step {stop['step']}  {took}  resume: {stop['resume']}"
@@ -190,6 +223,7 @@ class ParallelJobs(Callback):
         if not self.active:
             return
         hold_signals()  # a Ctrl-C before fit starts stops the job after its first step
+        WORKER.watch_parent()
         if uses_gpus(config.trainer.accelerator):
             WORKER.use_own_gpu(config)
         sweep = RunContext.from_hydra().sweep_threads  # the job applies it (train.py)
@@ -208,3 +242,6 @@ class ParallelJobs(Callback):
         WORKER.back_to_terminal()
         seconds = time.perf_counter() - self.started
         WORKER.say(end_line(Path(config.hydra.runtime.output_dir), seconds))
+        release_signals()  # idle, the worker ends on SIGTERM
+        if WORKER.orphaned:  # its job saved and stopped: nobody takes its result
+            os._exit(128 + signal.SIGTERM)

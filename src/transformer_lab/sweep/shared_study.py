@@ -24,6 +24,7 @@ import logging
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 
 import optuna
 from hydra.core.utils import JobReturn
@@ -37,6 +38,7 @@ from transformer_lab.private_apis import (
     trial_id,
     uncached_storage,
 )
+from transformer_lab.records import write_atomically
 from transformer_lab.runs.study_record import TRIAL_KEY
 from transformer_lab.sweep.parallel import sweep_stopping
 
@@ -148,6 +150,5 @@ class SharedStudy(optuna_sweeper_class()):
         log.info("Best parameters: %s", best.params)
         log.info("Best value: %s", best.value)
         results = {"name": "optuna", "best_params": best.params, "best_value": best.value}
-        OmegaConf.save(
-            OmegaConf.create(results), f"{self.config.hydra.sweep.dir}/optimization_results.yaml"
-        )
+        path = Path(self.config.hydra.sweep.dir) / "optimization_results.yaml"
+        write_atomically(path, OmegaConf.to_yaml(OmegaConf.create(results)), "the best trial")

@@ -6,7 +6,6 @@ failed job, writes ``summary.json`` into the sweep folder and exits 1 if any job
 or 130 if Ctrl-C stopped a parallel sweep (:mod:`transformer_lab.sweep.parallel`).
 """
 
-import json
 import logging
 import signal
 import sys
@@ -16,8 +15,9 @@ from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
 from transformer_lab.callbacks.scalar_layout import VAL_FIRST
+from transformer_lab.records import DamagedRecord, write_json
 from transformer_lab.runs.layout import last_checkpoint
-from transformer_lab.runs.reader import read_jobs
+from transformer_lab.runs.reader import job_folders, read_run
 from transformer_lab.sweep.parallel import STOP_FILE
 
 log = logging.getLogger(__name__)
@@ -25,17 +25,24 @@ log = logging.getLogger(__name__)
 
 def summarize_sweep(sweep_dir: Path) -> dict:
     """What ``summary.json`` says: the jobs counted, diverged and failed as the report sees
-    them (:func:`~transformer_lab.report.sweep.read_jobs`), and the jobs that did not end
-    (stopped by Ctrl-C, killed, or never started), resumable or not."""
-    runs = read_jobs(sweep_dir)
+    them (:func:`~transformer_lab.report.sweep.read_jobs`), the jobs that did not end
+    (stopped by Ctrl-C, killed, or never started), resumable or not, and the jobs whose
+    records are damaged (counted as none of these: which file, and why)."""
+    runs, damaged = [], {}
+    for folder in job_folders(sweep_dir):
+        try:
+            runs.append(read_run(folder))
+        except DamagedRecord as error:
+            damaged[folder.name] = str(error)
     return {
-        "jobs": len(runs),
+        "jobs": len(runs) + len(damaged),
         "finished": sum(run.finished for run in runs),
         "diverged": [run.name for run in runs if run.diverged],
         "failed": {run.name: run.failure_reason for run in runs if run.failure is not None},
         "unfinished": {
             run.name: _resumable(run) for run in runs if not run.finished and run.failure is None
         },
+        "damaged": damaged,
     }
 
 
@@ -50,18 +57,21 @@ class SweepSummary(Callback):
     def on_multirun_end(self, config: DictConfig, **kwargs) -> None:
         sweep_dir = Path(config.hydra.sweep.dir)
         summary = summarize_sweep(sweep_dir)
-        (sweep_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+        write_json(sweep_dir / "summary.json", summary, "the sweep's summary")
         log.info(
-            "sweep %s: %d jobs, %d finished (%d diverged), %d failed",
+            "sweep %s: %d jobs, %d finished (%d diverged), %d failed%s",
             sweep_dir,
             summary["jobs"],
             summary["finished"],
             len(summary["diverged"]),
             len(summary["failed"]),
+            f", {len(summary['damaged'])} damaged" if summary["damaged"] else "",
         )
         log.info("tensorboard: tensorboard --logdir %s (val/ first: %s)", sweep_dir, VAL_FIRST)
         for name, reason in summary["failed"].items():
             log.error("failed: %s -- %s", name, reason)
+        for reason in summary["damaged"].values():
+            log.error("damaged: %s", reason)
         stop_file = sweep_dir / STOP_FILE
         if stop_file.exists():  # Ctrl-C in a parallel sweep (parallel_jobs.py)
             stop_file.unlink()
@@ -73,5 +83,5 @@ class SweepSummary(Callback):
                 len(summary["unfinished"]) - saved,
             )
             sys.exit(128 + signal.SIGINT)
-        if summary["failed"]:
+        if summary["failed"] or summary["damaged"]:
             sys.exit(1)

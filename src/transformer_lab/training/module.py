@@ -116,9 +116,14 @@ class Seq2SeqLitModule(L.LightningModule):
         self.text_metrics = {stage: TextMetrics() for stage in self.EVAL_STAGES}
         self.beam_size, self.length_penalty = 1, 0.0  # how seq_acc decodes
         self.validated_at_step = -1  # the global step of the latest real validation
+        self.validation_metrics: dict[str, float] = {}  # its val/* values
 
     def on_save_checkpoint(self, checkpoint: dict) -> None:
-        """Keep the RNG state, so dropout after a resume draws what it would have drawn."""
+        """Keep the RNG state, so dropout after a resume draws what it would have drawn,
+        and the latest validation (its step and ``val/*``): a run resumed from its final
+        ``last.ckpt``, written after the closing validation, records that validation's
+        values without running it again (``callbacks/last_checkpoint.py``)."""
+        checkpoint["validation"] = {"step": self.validated_at_step, **self.validation_metrics}
         checkpoint["rng_state"] = torch.get_rng_state()
         if torch.cuda.is_available():
             checkpoint["cuda_rng_state"] = torch.cuda.get_rng_state_all()
@@ -131,6 +136,9 @@ class Seq2SeqLitModule(L.LightningModule):
         for state in checkpoint.get("optimizer_states", []):
             for group in state["param_groups"]:
                 group["fused"] = fused
+        validation = dict(checkpoint.get("validation", {"step": -1}))
+        self.validated_at_step = validation.pop("step")
+        self.validation_metrics = validation
         if "rng_state" in checkpoint:
             torch.set_rng_state(checkpoint["rng_state"])
         if "cuda_rng_state" in checkpoint and torch.cuda.is_available():
@@ -269,9 +277,10 @@ class Seq2SeqLitModule(L.LightningModule):
         self._evaluate(batch, "val")
 
     def on_validation_epoch_end(self):
-        self._log_stage("val")
+        values = self._log_stage("val")
         if not self.trainer.sanity_checking:
             self.validated_at_step = self.global_step
+            self.validation_metrics = {f"val/{name}": float(v) for name, v in values.items()}
 
     def test_step(self, batch, batch_idx, dataloader_idx: int = 0):
         self._evaluate(batch, "test" if dataloader_idx == 0 else "test_long")
