@@ -101,6 +101,7 @@ PRIVATE = {  # a library's private names, which only the adapter reads
     "_study_id",
     "_backend",
     "_get_node",
+    "_save_config",
     "kineto_results",
     "hydra_plugins.hydra_optuna_sweeper._impl",
 }

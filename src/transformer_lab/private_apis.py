@@ -21,6 +21,11 @@ benchmark.
 - **torch.profiler** (2.4 to 2.13): the memory events of a profile, each with its time and
   bytes, are only in ``prof.profiler.kineto_results``; the public ``events()`` aggregates
   memory per operator, without the running total whose peak the benchmark reports.
+- **Hydra** (1.3): a job's records (``.hydra/config.yaml``, ``hydra.yaml``,
+  ``overrides.yaml``) are written by ``hydra.core.utils._save_config`` with a plain
+  ``open(..., "w")`` before the job's function runs, and no hook precedes it; the lab puts
+  an atomic write in its place (:mod:`transformer_lab.config.hydra_saves`), pinned by
+  tests/config/test_hydra_saves.py.
 
 Optuna and the sweeper are an optional extra (``tune``), so they are imported where used.
 """
@@ -71,3 +76,11 @@ def profiled_events(prof) -> list:
     """The events a ``torch.profiler.profile`` recorded, the ``[memory]`` ones each with its
     ``start_ns()`` and ``nbytes()``."""
     return prof.profiler.kineto_results.events()
+
+
+def replace_hydra_job_save(save) -> None:
+    """Hydra writes each job's records through ``save(cfg, filename, output_dir)`` from now
+    on, in this process."""
+    import hydra.core.utils
+
+    hydra.core.utils._save_config = save

@@ -112,6 +112,8 @@ def print_topic_help(topic: str, overrides: list[str]) -> None:
     except ConfigError as error:
         refuse(error)
     print(topic_help(topic, cls, node, registries))
+
+
 def _quiet_event_writer(hook):
     """``threading.excepthook`` without TensorBoard's event writer thread's OSError (a full
     disk): its traceback would reach the terminal as it happens, and the same error is

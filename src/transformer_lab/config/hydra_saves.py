@@ -4,8 +4,8 @@ written whole or not at all, like every record of the lab (:mod:`transformer_lab
 Hydra writes them with a plain ``open(..., "w")`` in ``hydra.core.utils._save_config``,
 which ``run_job`` calls before the job's function: a full disk leaves a 0-byte
 ``config.yaml`` (a job the report cannot read, a folder whose config nobody can compare)
-and a traceback. This module is the one place that touches that private function: it
-replaces it with an atomic write that ends the command in one line naming the file
+and a traceback. This module replaces that private function (through
+:mod:`transformer_lab.private_apis`, the one place that touches it) with an atomic write that ends the command in one line naming the file
 (exit 1) where the write fails. tests/config/test_hydra_saves.py pins the contract (the
 function's name and arguments, and that ``run_job`` calls it) for the Hydra versions the
 project allows.
@@ -13,9 +13,9 @@ project allows.
 
 from pathlib import Path
 
-import hydra.core.utils
 from omegaconf import OmegaConf
 
+from transformer_lab.private_apis import replace_hydra_job_save
 from transformer_lab.records import RecordNotWritten, fail, write_atomically
 
 
@@ -29,4 +29,4 @@ def save_config(cfg, filename: str, output_dir: Path) -> None:
 
 def install() -> None:
     """Hydra's job records written by :func:`save_config` from now on, in this process."""
-    hydra.core.utils._save_config = save_config
+    replace_hydra_job_save(save_config)
