@@ -5,10 +5,10 @@ Hydra writes them with a plain ``open(..., "w")`` in ``hydra.core.utils._save_co
 which ``run_job`` calls before the job's function: a full disk leaves a 0-byte
 ``config.yaml`` (a job the report cannot read, a folder whose config nobody can compare)
 and a traceback. This module replaces that private function (through
-:mod:`transformer_lab.private_apis`, the one place that touches it) with an atomic write that ends the command in one line naming the file
-(exit 1) where the write fails. tests/config/test_hydra_saves.py pins the contract (the
-function's name and arguments, and that ``run_job`` calls it) for the Hydra versions the
-project allows.
+:mod:`transformer_lab.private_apis`, the one place that touches it) with an atomic write
+that ends the command in one line naming the file (exit 1) where the write fails.
+tests/config/test_hydra_saves.py pins the contract (the function's name and arguments, and
+that ``run_job`` calls it) for the Hydra versions the project allows.
 """
 
 from pathlib import Path
