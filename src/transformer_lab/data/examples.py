@@ -29,11 +29,6 @@ def padded(
     return src, tgt_in, tgt_out
 
 
-def longest_sequence(sources: Sequence[Sequence[int]], targets: Sequence[Sequence[int]]) -> int:
-    """The longest ``src``/``tgt_in``/``tgt_out`` row of these examples (EOS/BOS included)."""
-    return max(len(ids) for ids in (*sources, *targets)) + 1
-
-
 class TextSplit(Split):
     """A split whose examples have reference texts (pairs from files): each batch also
     carries ``row [B]``, the examples' indices in the split, by which BLEU and chrF look up

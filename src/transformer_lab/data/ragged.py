@@ -43,22 +43,12 @@ class Ragged:
     def __len__(self) -> int:
         return len(self.lengths)
 
-    def __getitem__(self, index: int) -> list[int]:
-        start = int(self.lengths[:index].sum())
-        return self.ids[start : start + int(self.lengths[index])].tolist()
-
     def longest(self) -> int:
         return int(self.lengths.max()) if len(self) else 0
 
     def where(self, keep: np.ndarray) -> "Ragged":
         """The sequences whose entry in the boolean ``keep [N]`` is True."""
         return Ragged(self.ids[np.repeat(keep, self.lengths)], self.lengths[keep])
-
-    def first(self, count: int | None) -> "Ragged":
-        """The first ``count`` sequences (None: all)."""
-        if count is None or count >= len(self):
-            return self
-        return Ragged(self.ids[: int(self.lengths[:count].sum())], self.lengths[:count])
 
     def rows(self, first: int | None, last: int | None) -> torch.Tensor:
         """Each sequence as a row ``[N, W]`` of ``int64``, behind ``first`` and before
