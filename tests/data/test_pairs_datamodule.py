@@ -14,7 +14,7 @@ import torch
 from tokenizers import Tokenizer
 
 from transformer_lab.config.validation import InvalidSetting
-from transformer_lab.data import pairs
+from transformer_lab.data import pairs_reading
 from transformer_lab.data.buckets import LengthBuckets
 from transformer_lab.data.pairs import PairsDataModule
 from transformer_lab.data.sampler import EpochShuffle
@@ -156,13 +156,13 @@ def test_batches_carry_rows_of_the_references_as_written(tmp_path):
 
 def test_the_check_and_the_run_read_the_files_once(tmp_path):
     path = write_pairs(tmp_path / "p.tsv")
-    pairs.read.cache_clear()
+    pairs_reading.read.cache_clear()
     make(path)
     make(path)
-    assert pairs.read.cache_info().misses == 1 and pairs.read.cache_info().hits == 1
+    assert pairs_reading.read.cache_info().misses == 1 and pairs_reading.read.cache_info().hits == 1
     (tmp_path / "p.tsv").write_text((tmp_path / "p.tsv").read_text() + "new\tline\n")
     make(path)  # a changed file is read again
-    assert pairs.read.cache_info().misses == 2
+    assert pairs_reading.read.cache_info().misses == 2
 
 
 def test_length_buckets_cut_the_padding_and_keep_a_seeded_resumable_order(tmp_path):
