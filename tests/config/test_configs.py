@@ -14,6 +14,8 @@ from transformer_lab.model.norms import NORM_TYPES
 from transformer_lab.model.positional import POSITIONAL_ENCODINGS
 from transformer_lab.model.residual import NORM_PLACEMENTS
 
+from ..real_corpora import HAVE_MULTI30K, MULTI30K, NO_MULTI30K
+
 CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
 
 
@@ -31,10 +33,14 @@ def options(group: str) -> list[str]:
     + [f"trainer={o}" for o in options("trainer") if o not in ("gpu", "fsdp")],  # need CUDA
 )
 def test_every_group_option_builds_datamodule_module_and_trainer(compose_train, override, tmp_path):
-    files = []  # data=pairs reads its pairs from a file
+    files = []  # data=pairs reads its pairs from a file, data=multi30k the corpus's
     if override == "data=pairs":
         (tmp_path / "pairs.tsv").write_text("".join(f"a {i}\tb {i}\n" for i in range(20)))
         files = [f"data.train_path={tmp_path / 'pairs.tsv'}", "data.val_size=2", "data.test_size=2"]
+    if override == "data=multi30k":
+        if not HAVE_MULTI30K:
+            pytest.skip(NO_MULTI30K)
+        files = [f"data.data_dir={MULTI30K}", "data.train_size=500", "data.test_size=50"]
     cfg = compose_train([override, *files])
     datamodule, module, trainer = build(cfg)
     assert isinstance(module.model, Seq2SeqTransformer)
@@ -74,8 +80,17 @@ def test_gpu_trainer_config_asks_for_bf16_on_gpu(compose_train):
     assert cfg.trainer.precision == "bf16-mixed"
 
 
-def test_the_data_options_are_the_synthetic_and_research_tasks_and_pairs_from_files():
-    assert options("data") == ["addition", "copy", "pairs", "recall", "reverse", "scan", "sort"]
+def test_the_data_options_are_the_synthetic_and_research_tasks_pairs_and_a_real_corpus():
+    assert options("data") == [
+        "addition",
+        "copy",
+        "multi30k",
+        "pairs",
+        "recall",
+        "reverse",
+        "scan",
+        "sort",
+    ]
 
 
 def test_fsdp_trainer_config_shards_fully_on_gpus_in_bf16(compose_train):
