@@ -64,7 +64,7 @@ REFUSED = [
     (
         ["optimized_metric=val/acc"],
         "optimized_metric='val/acc' is not a metric a run reports; allowed: "
-        "<val|test|test_long>/<loss|ppl|token_acc|seq_acc|bleu|chrf>, "
+        "<val|test|test_long>/<loss|ppl|token_acc|seq_acc|bleu|bleu_lc|chrf>, "
         "<test|test_long>/<oracle_seq_acc|oracle_token_acc>, val/seq_acc_best, val/seq_acc_auc, "
         "train/clip_fraction, train/grad_norm_max or train/loss_spikes",
     ),

@@ -16,6 +16,8 @@ def test_the_scores_are_sacrebleus_corpus_scores_of_every_batch_together():
     metrics.update(HYPOTHESES[1:], REFERENCES[1:])
     scores = metrics.compute()
     assert scores["bleu"] == BLEU().corpus_score(HYPOTHESES, [REFERENCES]).score
+    lowercased = BLEU(lowercase=True).corpus_score(HYPOTHESES, [REFERENCES]).score
+    assert scores["bleu_lc"] == lowercased
     assert scores["chrf"] == CHRF().corpus_score(HYPOTHESES, [REFERENCES]).score
     assert 0 < scores["bleu"] < 100 and 0 < scores["chrf"] < 100
 
@@ -23,7 +25,11 @@ def test_the_scores_are_sacrebleus_corpus_scores_of_every_batch_together():
 def test_perfect_outputs_score_100_and_reset_empties_the_split():
     metrics = TextMetrics()
     metrics.update(REFERENCES, REFERENCES)
-    assert metrics.compute() == {"bleu": pytest.approx(100.0), "chrf": pytest.approx(100.0)}
+    assert metrics.compute() == {
+        "bleu": pytest.approx(100.0),
+        "bleu_lc": pytest.approx(100.0),
+        "chrf": pytest.approx(100.0),
+    }
     metrics.reset()
     assert len(metrics) == 0
 
@@ -37,6 +43,20 @@ def test_the_signatures_name_one_reference_and_the_tokenizer():
     assert signatures() == {
         "bleu": "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:"
         + signatures()["bleu"].rpartition(":")[2],
+        "bleu_lc": "nrefs:1|case:lc|eff:no|tok:13a|smooth:exp|version:"
+        + signatures()["bleu"].rpartition(":")[2],
         "chrf": "nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|version:"
         + signatures()["chrf"].rpartition(":")[2],
     }
+
+
+def test_lowercased_bleu_counts_a_word_that_differs_only_in_case_as_right():
+    metrics = TextMetrics()
+    metrics.update(["A man rides a Horse ."], ["a man rides a horse ."])
+    scores = metrics.compute()
+    assert scores["bleu_lc"] == pytest.approx(100.0)
+    assert (
+        scores["bleu"]
+        == BLEU().corpus_score(["A man rides a Horse ."], [["a man rides a horse ."]]).score
+        < 50
+    )
