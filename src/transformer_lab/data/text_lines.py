@@ -99,3 +99,16 @@ def _decoded(key: str, path: str, number: int, raw: bytes) -> str:
         ) from None
     text = text.removesuffix("\n").removesuffix("\r")
     return text.removeprefix("\ufeff") if number == 1 else text
+
+
+def lines_of(data: bytes) -> list[str]:
+    """The lines of ``data`` given whole (a file of inputs to translate, standard input),
+    as :func:`lines` reads a file's, except that bytes that are not UTF-8 read as U+FFFD:
+    a line of someone's own is decoded anyway, and what a tokenizer never saw is reported
+    with it. Only ``\\n`` ends a line (``str.splitlines`` would also split at the
+    control characters :func:`clean` reads as spaces, and number the lines otherwise)."""
+    text = data.decode("utf-8", errors="replace").removeprefix("\ufeff")
+    pieces = text.split("\n")
+    if pieces[-1] == "":  # the newline that ends the last line
+        pieces.pop()
+    return [piece.removesuffix("\r") for piece in pieces]
