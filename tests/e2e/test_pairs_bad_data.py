@@ -76,6 +76,13 @@ CASES = {
         "no file {path}.en (nor {path}.en.gz); allowed: two files {path}.de and {path}.en, "
         "aligned line by line (one sentence a line; plain or .gz)",
     ),
+    "a line of two million characters": (
+        "huge.tsv",
+        ("".join(f"w {i}\tv {i}\n" for i in range(20)) + "x" * 2_000_000 + "\tv\n").encode(),
+        "1 of its 19 train pairs need more than the model's 64 positions (the first at line "
+        "21: 2,000,000 characters, more than the 2,048 (32 a position) any tokenizer fits in "
+        "them); allowed: model.max_len >= 62501, or data.long_pairs=skip (leaves them out)",
+    ),
     "longer than the model": (
         "long.tsv",
         ("".join(f"w {i}\tv {i}\n" for i in range(20)) + f"{LONG}\tv\n").encode(),
