@@ -28,7 +28,8 @@ over mini-batches, and one batch's gradient carries that batch's noise, larger t
 the batch.
 
 **Bounded in work, so start-up stays seconds.** The twins' forward and backward passes cost
-about ``6 x parameters x tokens`` floating-point operations each (Kaplan et al., 2020):
+at most ``6 x parameters x tokens`` floating-point operations each (Kaplan et al., 2020; an
+upper bound here, as each token of an encoder-decoder passes one of its stacks):
 nothing for the lab's synthetic models (8 batches of 64 on a 0.2 M-parameter model: some
 40 GFLOP for the four placements), but minutes of a 2-core CPU before the first step for
 a real one (Multi30k's 11.7 M parameters: 4 TFLOP). So the examples measured are the
