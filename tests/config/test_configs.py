@@ -118,8 +118,13 @@ def test_every_experiment_composes_and_sweeps_only_options_that_exist(compose_tr
     for key, values in params.items():
         if (CONF_DIR / key).is_dir():  # a config group: every swept option must exist
             assert set(str(values).split(",")) <= set(options(key)), key
+    corpus = []  # an experiment on Multi30k reads the real files: a few thousand pairs here
+    if experiment.startswith("multi30k"):
+        if not HAVE_MULTI30K:
+            pytest.skip(NO_MULTI30K)
+        corpus = [f"data.data_dir={MULTI30K}", "data.train_size=2000"]
     if experiment != "paper_base":  # builds a 57M-parameter model: tested in tests/gpu
-        _, module, trainer = build(compose_train([f"experiment={experiment}"]))
+        _, module, trainer = build(compose_train([f"experiment={experiment}", *corpus]))
         assert trainer.max_steps > 0 and module.model is not None
 
 
