@@ -35,7 +35,7 @@ def data_files(tmp_path: Path, option: str) -> list[str]:
     if option == "multi30k":
         if not HAVE_MULTI30K:
             pytest.skip(NO_MULTI30K)
-        return [f"data.data_dir={MULTI30K}", "model.max_len=128"]
+        return [f"data.data_dir={MULTI30K}"]
     return []
 
 
