@@ -121,3 +121,12 @@ def test_the_real_corpus_reads_whole_with_german_line_7366_as_its_sentence(caplo
     assert f"{MULTI30K_COPY / 'train.de.gz'}: 1 lines held control characters" in caplog.text
     assert dm.references("test", [0]) == ["A man in an orange hat starring at something."]
     assert dm.max_seq_len <= 64  # the default model's positions hold every sentence
+
+
+def test_a_refusal_of_the_corpus_names_the_data_folder_not_a_file_prefix(folder):
+    with pytest.raises(InvalidSetting) as refused:
+        make(folder, model_positions=4)
+    assert str(refused.value).startswith(
+        f"data_dir={str(folder)!r}: 40 of its 40 train pairs need more than the model's 4 "
+        "positions (the first at line 1: "
+    )

@@ -78,6 +78,7 @@ class Multi30kDataModule(TextPairsDataModule):
                 str(Path(hp.data_dir) / self.corpus.splits[split]),
                 PARALLEL,
                 (hp.src_lang, hp.tgt_lang),
+                value=hp.data_dir,
             )
             for split in SPLITS
         }

@@ -156,7 +156,7 @@ def _held_out(
             name,
             cut["val"] or cut["test"],
             f"the held-out pairs ({' + '.join(f'{k}_size={v}' for k, v in cut.items() if v)}) "
-            f"leave none of the {len(train)} pairs of {files.key}={files.path!r} to train on",
+            f"leave none of the {len(train)} pairs of {files.key}={files.shown!r} to train on",
             f"val_size + test_size < {len(train)}, or data.val_path/data.test_path",
         )
     order = list(range(len(train)))
@@ -204,7 +204,7 @@ def _refuse_long(
         if not fits.any():
             raise InvalidSetting(
                 files.key,
-                files.path,
+                files.shown,
                 f"none of its {len(pairs)} {split} pairs fits the model's "
                 f"{model_positions} positions",
                 "model.max_len above the longest pair",
@@ -229,7 +229,7 @@ def _refuse_long(
         )
     raise InvalidSetting(
         files.key,
-        files.path,
+        files.shown,
         f"{len(too_long)} of its {len(pairs)} {split} pairs need more than the model's "
         f"{model_positions} positions (the first at line {pairs[first].line}: {what})",
         f"model.max_len >= {needed}, or data.long_pairs=skip (leaves them out)",

@@ -12,6 +12,7 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
+from transformer_lab.config.validation import InvalidSetting
 from transformer_lab.data.pair_files import FileRead, read_pairs
 from transformer_lab.data.parallel_files import language_files, read_parallel
 
@@ -30,12 +31,20 @@ def sha256_of(path: str) -> str:
 @dataclass(frozen=True)
 class SplitFiles:
     """``path``: a file of pairs in ``format`` (``tsv``, ``jsonl``), or with ``format``
-    ``parallel`` the prefix of one file per language of ``languages`` (source, target)."""
+    ``parallel`` the prefix of one file per language of ``languages`` (source, target).
+    ``value``: the value of the setting ``key`` that names them, where it is not ``path``
+    itself (a corpus's folder), which refusals name."""
 
     key: str
     path: str
     format: str
     languages: tuple[str, str] | None = None
+    value: str | None = None
+
+    @property
+    def shown(self) -> str:
+        """The setting's value, as a refusal names it."""
+        return self.value if self.value is not None else self.path
 
     def files(self) -> tuple[str, ...]:
         """The files themselves; InvalidSetting naming ``key`` where parallel ones are
@@ -60,10 +69,14 @@ class SplitFiles:
         return self, tuple(stats)
 
     def read(self) -> FileRead:
-        if self.format == PARALLEL:
-            assert self.languages is not None
-            return read_parallel(self.key, self.path, self.languages)
-        return read_pairs(self.key, self.path, self.format)
+        """The pairs; InvalidSetting naming the setting by its value."""
+        try:
+            if self.format == PARALLEL:
+                assert self.languages is not None
+                return read_parallel(self.key, self.path, self.languages)
+            return read_pairs(self.key, self.path, self.format)
+        except InvalidSetting as error:
+            raise InvalidSetting(self.key, self.shown, error.reason, error.allowed) from None
 
     def sha256(self) -> str | dict[str, str]:
         """The file's sha256, or ``{language: sha256}`` of parallel files."""
