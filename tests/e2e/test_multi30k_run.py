@@ -66,3 +66,12 @@ def test_generate_translates_german_lines_from_stdin_and_names_what_it_never_saw
     assert done.returncode == 0, done.stderr[-2000:]
     assert len(done.stdout.splitlines()) == 2 and all(done.stdout.splitlines())
     assert "warning: line 2: unseen in training, read as <unk>: '☃'" in done.stderr
+
+
+def test_evaluate_finds_the_corpus_where_it_lies_now(run, tmp_path):
+    moved = tmp_path / "elsewhere"
+    moved.symlink_to(MULTI30K, target_is_directory=True)
+    here = evaluate(eval_config(ckpt_path=run, samples=0, **{"data.data_dir": moved}))
+    metrics = json.loads((run / "metrics.json").read_text())
+    assert here["beam"]["test/bleu_lc"] >= 0 and here["data"] == {"data_dir": str(moved)}
+    assert here["greedy"]["test/loss"] == pytest.approx(metrics["test/loss"], rel=1e-6)
