@@ -102,7 +102,7 @@ def wait_until(
 
 
 def run_command_here(
-    command: list[str], cwd: Path, env: dict[str, str] | None = None, input: str = ""
+    command: list[str], cwd: Path, env: dict[str, str] | None = None, input: str | bytes = ""
 ) -> subprocess.CompletedProcess:
     """Run ``command`` in the test process as a process would, in ``cwd``, with ``input`` on
     its stdin, to its end; ``env`` adds to :func:`one_thread_env`."""

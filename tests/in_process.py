@@ -39,11 +39,12 @@ SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
 def run_in_process(
-    command: list[str], cwd: Path, env: dict[str, str], input: str = ""
+    command: list[str], cwd: Path, env: dict[str, str], input: str | bytes = ""
 ) -> subprocess.CompletedProcess:
     """``command`` (``[sys.executable, "-m", module, *arguments]``) run here to its end in
-    ``cwd`` with the environment ``env`` and ``input`` on its stdin: what it wrote to stdout
-    and stderr, and the exit status a process would have had."""
+    ``cwd`` with the environment ``env`` and ``input`` on its stdin (text is written as
+    UTF-8; bytes as they are, as a pipe gives them): what it wrote to stdout and stderr,
+    and the exit status a process would have had."""
     python, dash_m, module, *arguments = command
     assert (python, dash_m) == (sys.executable, "-m"), command
     stdout, stderr = io.StringIO(), io.StringIO()
@@ -72,9 +73,10 @@ def _exit_status(module: str) -> int:
 
 
 @contextmanager
-def _put_back_afterwards(cwd: Path, env: dict[str, str], input: str) -> Iterator[None]:
+def _put_back_afterwards(cwd: Path, env: dict[str, str], input: str | bytes) -> Iterator[None]:
     argv, orig_argv, here, environ = sys.argv, sys.orig_argv, os.getcwd(), dict(os.environ)
-    stdin, sys.stdin = sys.stdin, io.StringIO(input)
+    data = input if isinstance(input, bytes) else input.encode()
+    stdin, sys.stdin = sys.stdin, io.TextIOWrapper(io.BytesIO(data), encoding="utf-8")
     loggers = _logging_state()
     root = logging.getLogger()
     for handler in [*root.handlers]:  # a new process has none (logging.basicConfig works)

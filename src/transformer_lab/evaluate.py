@@ -47,6 +47,7 @@ PATHS = (
     "data.test_path",
     "data.train_path",
     "data.val_path",
+    "data.data_dir",
 )  # settings that are paths, taken as typed
 
 

@@ -35,6 +35,8 @@ from transformer_lab.config.validation import (
 from transformer_lab.console import quiet_library_notices
 from transformer_lab.data.codec import Codec
 from transformer_lab.data.examples import padded
+from transformer_lab.data.pairs_reading import CHARS_PER_POSITION
+from transformer_lab.data.text_lines import clean, lines_of
 from transformer_lab.model.decoding import beam_search, check_beam_search, greedy, sample
 from transformer_lab.model.scoring import sequence_log_probs
 from transformer_lab.runs.checkpoint import find_checkpoint, load
@@ -61,28 +63,40 @@ class Line:
 
 
 def read_lines(source: str) -> list[str]:
-    """The lines of the file ``source``, or of standard input for ``-``."""
+    """The lines of the file ``source``, or of standard input for ``-``: read the same way,
+    as bytes, those that are not UTF-8 as U+FFFD (:func:`~.data.text_lines.lines_of`)."""
     if source == "-":
-        return sys.stdin.read().splitlines()
+        stdin = getattr(sys.stdin, "buffer", None)  # a text stream without one: tests
+        return lines_of(stdin.read() if stdin else sys.stdin.read().encode())
     path = Path(source)
     if not path.is_file():
         raise EvaluationError(f"input={source!r}: no such file; allowed: a file of inputs, or -")
-    return path.read_text(encoding="utf-8", errors="replace").splitlines()
+    return lines_of(path.read_bytes())
 
 
 def encoded(texts: list[str], codec: Codec, max_len: int) -> list[Line]:
     """Every line with its source ids (before EOS), or the reason it cannot be a source;
     and what of it a learnt tokenizer (``data=pairs``) reads as ``<unk>``. (The tasks' own
     codecs refuse what they cannot read; a learnt tokenizer has an ``<unk>`` the model was
-    trained with, for what its training file lacked or its vocabulary left out.)"""
+    trained with, for what its training file lacked or its vocabulary left out.) A line is
+    read as the training files were (:func:`~.data.text_lines.clean`: a tab a space); one of
+    more characters than the model's positions can hold is refused without tokenizing it."""
     unseen = getattr(codec, "unseen", None)
     lines = []
     for number, text in enumerate(texts, start=1):
         line = Line(number, text)
+        source = clean(text).strip()
+        if len(source) > max_len * CHARS_PER_POSITION:
+            line.error = (
+                f"{len(source):,} characters, more than the model's {max_len} positions hold "
+                f"({CHARS_PER_POSITION} a position)"
+            )
+            lines.append(line)
+            continue
         if unseen is not None:
-            line.unseen = unseen(text.strip())
+            line.unseen = unseen(source)
         try:
-            ids = codec.encode(text.strip())
+            ids = codec.encode(source)
         except ValueError as error:
             line.error = str(error)
         else:

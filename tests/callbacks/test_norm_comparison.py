@@ -2,6 +2,7 @@
 and measures without touching the run."""
 
 import json
+import logging
 from types import SimpleNamespace
 
 import pytest
@@ -9,6 +10,8 @@ import torch
 
 from transformer_lab.callbacks.norm_comparison import (
     NormComparison,
+    estimated_gflop,
+    examples_within,
     measure_twins,
     split_batch,
     twin_kwargs,
@@ -127,3 +130,55 @@ def test_the_twins_are_the_runs_network_but_for_the_placement(tmp_path, lab_modu
     record = json.loads((tmp_path / "norm_comparison.json").read_text())
     assert record["model"] == module.model.config.keywords()
     assert record["model"]["activation"] == "swiglu"
+
+
+def test_the_examples_measured_are_the_first_within_the_work_budget():
+    batch = {"src": torch.tensor([[5, 2, 0], [5, 5, 2]]), "tgt_in": torch.tensor([[1, 5], [1, 5]])}
+    # tokens: 2 + 2, then 3 + 2; 2 placements of a 1e6-parameter model: 0.048, then 0.108 GFLOP
+    assert estimated_gflop(1_000_000, 4) == pytest.approx(0.024)
+    assert examples_within(batch, 1_000_000, 2, max_gflop=0.1) == 1
+    assert examples_within(batch, 1_000_000, 2, max_gflop=0.108) == 2
+    assert examples_within(batch, 1_000_000, 2, max_gflop=0.01) == 1  # always one
+    assert examples_within(batch, 1_000_000, 2, max_gflop=None) == 2
+
+
+def test_the_main_jobs_model_measures_every_example_within_the_default_budget(tmp_path, lab_module):
+    module = lab_module(**model(2))  # the main job's network: d_model 64, 2+2 layers
+    trainer = SimpleNamespace(
+        fast_dev_run=False, datamodule=DATA, default_root_dir=tmp_path, loggers=[]
+    )
+    NormComparison(placements=["post", "pre"], batch_size=64, batches=4).on_fit_start(
+        trainer, module
+    )
+    record = json.loads((tmp_path / "norm_comparison.json").read_text())
+    assert (record["examples"], record["batches"], record["batch_size"]) == (256, 4, 64)
+    assert 0 < record["gflop"] < record["max_gflop"] == 100
+
+
+def test_a_model_too_large_for_the_budget_measures_fewer_examples_and_says_so(
+    tmp_path, lab_module, caplog
+):
+    module = lab_module(**model(2))
+    parameters = sum(p.numel() for p in module.model.parameters())
+    trainer = SimpleNamespace(
+        fast_dev_run=False, datamodule=DATA, default_root_dir=tmp_path, loggers=[]
+    )
+    budget = 2 * estimated_gflop(parameters, 100)  # 100 tokens for each of 2 placements
+    callback = NormComparison(
+        placements=["post", "pre"], batch_size=32, batches=4, max_gflop=budget
+    )
+    with caplog.at_level(logging.INFO):
+        callback.on_fit_start(trainer, module)
+    record = json.loads((tmp_path / "norm_comparison.json").read_text())
+    sample = DATA.sample("train", 128)
+    assert record["examples"] == examples_within(sample, parameters, 2, budget) < 128
+    assert record["gflop"] <= round(budget, 1) and record["batches"] == 4
+    assert (
+        f"norm comparison: the first {record['examples']} of 128 training examples, to keep "
+        f"the twins' passes within callbacks.norm_comparison.max_gflop={budget:g}" in caplog.text
+    )
+
+
+def test_a_budget_that_is_not_a_positive_number_is_refused():
+    with pytest.raises(ValueError, match=r"max_gflop=0: out of range; allowed: a number > 0"):
+        NormComparison(max_gflop=0)

@@ -15,6 +15,8 @@ from transformer_lab.model.norms import NORM_TYPES
 from transformer_lab.model.positional import POSITIONAL_ENCODINGS
 from transformer_lab.model.residual import NORM_PLACEMENTS
 
+from ..real_corpora import HAVE_MULTI30K, MULTI30K, NO_MULTI30K
+
 CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
 
 
@@ -32,10 +34,14 @@ def options(group: str) -> list[str]:
     + [f"trainer={o}" for o in options("trainer") if o not in ("gpu", "fsdp")],  # need CUDA
 )
 def test_every_group_option_builds_datamodule_module_and_trainer(compose_train, override, tmp_path):
-    files = []  # data=pairs reads its pairs from a file
+    files = []  # data=pairs reads its pairs from a file, data=multi30k the corpus's
     if override == "data=pairs":
         (tmp_path / "pairs.tsv").write_text("".join(f"a {i}\tb {i}\n" for i in range(20)))
         files = [f"data.train_path={tmp_path / 'pairs.tsv'}", "data.val_size=2", "data.test_size=2"]
+    if override == "data=multi30k":
+        if not HAVE_MULTI30K:
+            pytest.skip(NO_MULTI30K)
+        files = [f"data.data_dir={MULTI30K}", "data.train_size=500", "data.test_size=50"]
     cfg = compose_train([override, *files])
     datamodule, module, trainer = build(cfg)
     assert isinstance(module.model, Seq2SeqTransformer)
@@ -127,8 +133,13 @@ def test_every_experiment_composes_and_sweeps_only_options_that_exist(compose_tr
     for key, values in params.items():
         if (CONF_DIR / key).is_dir():  # a config group: every swept option must exist
             assert set(str(values).split(",")) <= set(options(key)), key
+    corpus = []  # an experiment on Multi30k reads the real files: a few thousand pairs here
+    if experiment.startswith("multi30k"):
+        if not HAVE_MULTI30K:
+            pytest.skip(NO_MULTI30K)
+        corpus = [f"data.data_dir={MULTI30K}", "data.train_size=2000"]
     if experiment != "paper_base":  # builds a 57M-parameter model: tested in tests/gpu
-        _, module, trainer = build(compose_train([f"experiment={experiment}"]))
+        _, module, trainer = build(compose_train([f"experiment={experiment}", *corpus]))
         assert trainer.max_steps > 0 and module.model is not None
 
 

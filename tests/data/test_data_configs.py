@@ -14,6 +14,8 @@ from transformer_lab.config.validation import InvalidSetting
 from transformer_lab.data.split_settings import SplitSettings
 from transformer_lab.job.build import build_data_and_model
 
+from ..real_corpora import HAVE_MULTI30K, MULTI30K, NO_MULTI30K
+
 CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
 DATA_OPTIONS = sorted(p.stem for p in (CONF_DIR / "data").glob("*.yaml"))
 
@@ -26,11 +28,22 @@ def pairs_file(tmp_path: Path) -> list[str]:
     return [f"data.train_path={path}", "data.tokenizer=word"]
 
 
+def data_files(tmp_path: Path, option: str) -> list[str]:
+    """The overrides that give ``option`` the files it reads: none for a drawn task."""
+    if option == "pairs":
+        return pairs_file(tmp_path)
+    if option == "multi30k":
+        if not HAVE_MULTI30K:
+            pytest.skip(NO_MULTI30K)
+        return [f"data.data_dir={MULTI30K}"]
+    return []
+
+
 @pytest.mark.slow  # the main job's 100,000 examples, drawn for each task
 @pytest.mark.parametrize("experiment", [[], ["experiment=smoke"]], ids=["main_job", "smoke"])
 @pytest.mark.parametrize("option", DATA_OPTIONS)
 def test_every_data_option_builds_and_serves_a_batch(compose_train, tmp_path, option, experiment):
-    files = pairs_file(tmp_path) if option == "pairs" else []
+    files = data_files(tmp_path, option)
     cfg = compose_train([*experiment, f"data={option}", *files])
     datamodule, module = build_data_and_model(cfg)
     batch = next(iter(datamodule.train_dataloader()))
@@ -46,8 +59,7 @@ def test_every_data_options_positions_cover_its_widest_split(compose_train, tmp_
     """``max_seq_len``, which the job holds ``model.max_len`` to, is at least the width of
     every ``src``, ``tgt_in`` and ``tgt_out`` of every split, test_long included (the
     synthetic tasks' is exactly theirs: tests/data/test_tasks.py)."""
-    files = pairs_file(tmp_path) if option == "pairs" else []
-    cfg = compose_train(["experiment=smoke", f"data={option}", *files])
+    cfg = compose_train(["experiment=smoke", f"data={option}", *data_files(tmp_path, option)])
     datamodule, _ = build_data_and_model(cfg)
     widest = max(
         getattr(split, key).shape[1]
@@ -83,10 +95,12 @@ def test_each_data_yaml_sets_what_its_datamodule_takes_at_its_python_defaults(
     if cls.fits_model_positions:  # given by the job, from model.max_len: no data setting
         assert defaults.pop("model_positions") and "model_positions" not in data
     assert data.pop("seed") == "${seed}" and data.pop("train_path", None) in (None, "???")
+    if "data_dir" in data:  # a corpus's folder, under the data root: no Python default
+        assert data.pop("data_dir") == f"${{paths.data_root}}/{option}"
     if "task" in data:  # the option's own task: copy and sort are reverse's with theirs
         assert data.pop("task") == option and defaults.pop("task") == "reverse"
     assert data == {key: defaults[key] for key in data}  # every one a default of the class
-    assert set(defaults) - {"seed", "train_path"} == set(data)  # and each one in the YAML
+    assert set(defaults) - {"seed", "train_path", "data_dir"} == set(data)  # each one in the YAML
 
 
 def test_no_data_setting_is_called_by_the_models_length_name(compose_train):

@@ -3,15 +3,18 @@ from the training pairs only and kept as settings (so a checkpoint rebuilds it w
 pairs too long for the model refused or left out, overlaps warned, references as written,
 batches of similar lengths."""
 
+import gzip
+import hashlib
 import logging
 import shutil
+from pathlib import Path
 
 import pytest
 import torch
 from tokenizers import Tokenizer
 
 from transformer_lab.config.validation import InvalidSetting
-from transformer_lab.data import pairs
+from transformer_lab.data import pairs_reading
 from transformer_lab.data.buckets import LengthBuckets
 from transformer_lab.data.pairs import PairsDataModule
 from transformer_lab.data.sampler import EpochShuffle
@@ -35,7 +38,13 @@ def make(path, **settings):
 
 
 def lines_of(dm, split):
-    return {pair.line for pair in dm._read.pairs[split]}
+    return set(dm._read.lines[split].tolist())
+
+
+def sources_of(dm, split, path):
+    """The source texts of a split's pairs, as the file has them."""
+    lines = Path(path).read_text().splitlines()
+    return [lines[line - 1].split("\t")[0] for line in dm._read.lines[split].tolist()]
 
 
 def test_val_and_test_are_cut_from_the_training_file_disjoint_and_seeded(tmp_path):
@@ -53,8 +62,8 @@ def test_val_and_test_are_cut_from_the_training_file_disjoint_and_seeded(tmp_pat
 def test_the_tokenizer_learns_from_the_training_pairs_only(tmp_path):
     path = write_pairs(tmp_path / "p.tsv")
     dm = make(path)
-    held_out = {w for s in ("val", "test") for p in dm._read.pairs[s] for w in p.source.split()}
-    trained = {w for p in dm._read.pairs["train"] for w in p.source.split()}
+    held_out = {w for s in ("val", "test") for t in sources_of(dm, s, path) for w in t.split()}
+    trained = {w for t in sources_of(dm, "train", path) for w in t.split()}
     for word in held_out - trained:  # the numbers of held-out lines: never seen
         assert dm.src_codec.encode(word) == [3]  # <unk>
     assert dm.src_codec.decode(dm.src_codec.encode("the big cat")) == "the big cat"
@@ -141,19 +150,19 @@ def test_batches_carry_rows_of_the_references_as_written(tmp_path):
     dm = make(str(path), tokenizer="char", val_size=5, test_size=5)
     batch = dm.sample("test", 3)
     references = dm.references("test", batch["row"].tolist())
-    assert references == [pair.target for pair in dm._read.pairs["test"][:3]]
+    assert references == [f"x  {line - 1}!" for line in dm._read.lines["test"][:3].tolist()]
     assert all("  " in text for text in references)  # not the decoded ids: as the file has it
 
 
 def test_the_check_and_the_run_read_the_files_once(tmp_path):
     path = write_pairs(tmp_path / "p.tsv")
-    pairs.read.cache_clear()
+    pairs_reading.read.cache_clear()
     make(path)
     make(path)
-    assert pairs.read.cache_info().misses == 1 and pairs.read.cache_info().hits == 1
+    assert pairs_reading.read.cache_info().misses == 1 and pairs_reading.read.cache_info().hits == 1
     (tmp_path / "p.tsv").write_text((tmp_path / "p.tsv").read_text() + "new\tline\n")
     make(path)  # a changed file is read again
-    assert pairs.read.cache_info().misses == 2
+    assert pairs_reading.read.cache_info().misses == 2
 
 
 def test_length_buckets_cut_the_padding_and_keep_a_seeded_resumable_order(tmp_path):
@@ -183,7 +192,95 @@ def test_train_size_keeps_the_first_training_pairs_and_learns_from_them_alone(tm
     path = write_pairs(tmp_path / "p.tsv")
     every, first = make(path), make(path, train_size=40)
     assert len(first.splits["train"]) == 40 and len(every.splits["train"]) == 250
-    assert first._read.pairs["train"] == every._read.pairs["train"][:40]
+    assert first._read.lines["train"].tolist() == every._read.lines["train"][:40].tolist()
     assert lines_of(first, "test") == lines_of(every, "test")  # held out as before
-    trained = {w for p in first._read.pairs["train"] for w in p.source.split()}
+    trained = {w for t in sources_of(first, "train", path) for w in t.split()}
     assert first.src_codec.vocab_size == 4 + len(trained)  # the specials and its words
+
+
+def write_parallel(prefix, count=300, packed=False):
+    """The pairs of :func:`write_pairs` as two parallel files ``<prefix>.src``/``.tgt``."""
+    tsv = prefix.with_name(prefix.name + ".tsv")
+    lines = Path(write_pairs(tsv, count)).read_text().splitlines()
+    for index, lang in enumerate(("src", "tgt")):
+        text = "".join(line.split("\t")[index] + "\n" for line in lines).encode()
+        name = prefix.with_name(f"{prefix.name}.{lang}" + (".gz" if packed else ""))
+        name.write_bytes(gzip.compress(text) if packed else text)
+    return str(tsv)
+
+
+@pytest.mark.parametrize("packed", [False, True])
+def test_parallel_files_give_the_splits_and_tokenizer_of_the_same_pairs_as_one_tsv(
+    tmp_path, packed
+):
+    tsv = write_parallel(tmp_path / "train", packed=packed)
+    parallel = make(str(tmp_path / "train"), src_lang="src", tgt_lang="tgt")
+    one_file = make(tsv)
+    assert parallel.hparams.src_tokenizer_json == one_file.hparams.src_tokenizer_json
+    for split in ("train", "val", "test"):
+        assert lines_of(parallel, split) == lines_of(one_file, split)
+        assert torch.equal(parallel.splits[split].src, one_file.splits[split].src)
+    suffix = ".gz" if packed else ""
+    assert parallel.hparams.file_sha256 == {
+        "train_path": {
+            lang: hashlib.sha256((tmp_path / f"train.{lang}{suffix}").read_bytes()).hexdigest()
+            for lang in ("src", "tgt")
+        }
+    }
+    assert parallel.hparams.train_path == str((tmp_path / "train").resolve())
+
+
+def test_a_changed_parallel_file_is_refused_when_the_run_reads_it_again(tmp_path):
+    write_parallel(tmp_path / "train")
+    dm = make(str(tmp_path / "train"), src_lang="src", tgt_lang="tgt")
+    (tmp_path / "train.tgt").write_text((tmp_path / "train.tgt").read_text().upper())
+    again = PairsDataModule(**dict(dm.hparams))  # a checkpoint's settings, files read lazily
+    with pytest.raises(InvalidSetting, match=r"train_path='.*train': its content changed"):
+        again.setup()
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        (
+            {"src_lang": "de"},
+            "tgt_lang=None: missing, but src_lang='de' is set; allowed: both languages, or neither",
+        ),
+        ({"src_lang": "de", "tgt_lang": "de"}, "tgt_lang='de': the same as src_lang"),
+        ({"src_lang": "d e", "tgt_lang": "en"}, "src_lang='d e': not a language code"),
+        (
+            {"src_lang": "de", "tgt_lang": "en", "format": "tsv"},
+            "format='tsv': a format of files of pairs, but src_lang/tgt_lang name parallel files",
+        ),
+    ],
+)
+def test_language_settings_that_name_no_parallel_files_are_refused(tmp_path, settings, message):
+    with pytest.raises(InvalidSetting) as refused:
+        make(str(tmp_path / "train"), **settings)
+    assert str(refused.value).startswith(message)
+
+
+def test_cleaned_control_characters_are_counted_in_a_warning_naming_the_file(tmp_path, caplog):
+    path = write_pairs(tmp_path / "p.tsv", 100, ['bell\x07 here\ta "quoted\x0b one"'])
+    dm = make(path, val_size=1, test_size=1)
+    with caplog.at_level(logging.WARNING):
+        dm.setup()
+    assert f"data: {path}: 1 lines held control characters" in caplog.text
+    assert "the first at line 101" in caplog.text
+    vocabulary = dm.src_codec.tokenizer.get_vocab()
+    assert "bell" in vocabulary and not any("\x07" in token for token in vocabulary)
+
+
+def test_a_line_too_long_for_any_tokenizer_is_refused_by_its_characters_untokenized(tmp_path):
+    huge = "x" * (10 * 32 + 1)  # one character more than 10 positions can hold
+    path = write_pairs(tmp_path / "p.tsv", 100, [f"{huge}\ta"])
+    with pytest.raises(InvalidSetting) as refused:
+        make(path, model_positions=10, val_size=1, test_size=1)
+    assert str(refused.value).endswith(
+        "1 of its 99 train pairs need more than the model's 10 positions (the first at line "
+        "101: 321 characters, more than the 320 (32 a position) any tokenizer fits in them); "
+        "allowed: model.max_len >= 12, or data.long_pairs=skip (leaves them out)"
+    )
+    dm = make(path, model_positions=10, val_size=1, test_size=1, long_pairs="skip")
+    assert dm._read.skipped == {"train": 1} and len(dm.splits["train"]) == 98
+    assert "x" * 20 not in dm.hparams.src_tokenizer_json  # never learnt from

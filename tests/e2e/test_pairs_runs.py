@@ -250,3 +250,15 @@ def test_generate_prints_one_output_a_line_by_beam_search(sweep):
         expected.append(codec.decode(out[0, 1:].tolist()))
     assert result.stdout.splitlines() == expected
     assert sum(a == cipher(b) for a, b in zip(expected, lines, strict=True)) >= 1  # it learnt
+
+
+def test_generate_decodes_bytes_that_are_not_utf8_on_stdin_as_it_does_a_files(sweep, tmp_path):
+    """Issue 45's finding: such bytes piped in were a TypeError traceback."""
+    run, data = sweep[1]["bpe"], b"the red bird\ncaf\xe9 dog\n"
+    (tmp_path / "inputs.txt").write_bytes(data)
+    command = python_module("transformer_lab.generate", f"ckpt_path={run}")
+    piped = run_command_here(command, Path.cwd(), input=data)
+    from_file = run_command_here([*command, f"input={tmp_path / 'inputs.txt'}"], Path.cwd())
+    assert piped.returncode == from_file.returncode == 0, piped.stderr[-2000:]
+    assert piped.stdout == from_file.stdout and len(piped.stdout.splitlines()) == 2
+    assert "warning: line 2: unseen in training, read as <unk>: '\ufffd'" in piped.stderr

@@ -198,7 +198,8 @@ def test_a_misspelt_setting_is_one_error_line_that_names_it(capsys):
     assert capsys.readouterr().err == (
         "error: beem_size is not a setting; allowed: beam_size, batch_size, ckpt_path, "
         "test_weights, length_penalty, samples, accelerator, data.test_path, data.train_path, "
-        "data.val_path, data.test_size, data.test_long_size, data.test_long_max_task_len, output\n"
+        "data.val_path, data.data_dir, data.test_size, data.test_long_size, "
+        "data.test_long_max_task_len, output\n"
     )
 
 

@@ -10,6 +10,7 @@ from transformer_lab.sweep.checks import ConfigCheck
 from transformer_lab.sweep.hypotheses import check_against_sweep, parse_hypotheses
 
 from ..conftest import CONF_DIR
+from ..real_corpora import MULTI30K, needs_multi30k
 from .conftest import refusal
 
 pytestmark = pytest.mark.filterwarnings(f"ignore:{SCHEMA_NOTICE}")
@@ -19,11 +20,19 @@ FIRST = "hypotheses.deep_post_needs_warmup"  # of experiment=norm_comparison
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("experiment", [e for e in EXPERIMENTS if e != "paper_base"])
+@pytest.mark.parametrize(
+    "experiment",
+    [
+        pytest.param(e, marks=needs_multi30k) if "multi30k" in e else e
+        for e in EXPERIMENTS
+        if e != "paper_base"
+    ],
+)
 def test_every_bundled_experiments_hypotheses_can_be_evaluated_by_its_sweep(
     sweep_config, experiment
 ):
-    ConfigCheck().on_multirun_start(sweep_config([f"experiment={experiment}"]))
+    corpus = [f"data.data_dir={MULTI30K}"] if "multi30k" in experiment else []
+    ConfigCheck().on_multirun_start(sweep_config([f"experiment={experiment}", *corpus]))
 
 
 REFUSED = [
@@ -52,7 +61,7 @@ REFUSED = [
     (
         "hypotheses.0.metric=val/acc",
         f"{FIRST}.metric='val/acc': not a metric a run reports; allowed: outcome/learned, "
-        "<val|test|test_long>/<loss|ppl|token_acc|seq_acc|bleu|chrf>, "
+        "<val|test|test_long>/<loss|ppl|token_acc|seq_acc|bleu|bleu_lc|chrf>, "
         "<test|test_long>/<oracle_seq_acc|oracle_token_acc>, val/seq_acc_best, val/seq_acc_auc, "
         "train/clip_fraction, train/grad_norm_max or train/loss_spikes",
     ),

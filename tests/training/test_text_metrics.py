@@ -18,6 +18,8 @@ def test_the_scores_are_sacrebleus_corpus_scores_of_every_batch_together():
     scores = metrics.compute()
     # the outputs hold 4-grams: the effective order is corpus BLEU's own number
     assert scores["bleu"] == BLEU().corpus_score(HYPOTHESES, [REFERENCES]).score
+    lowercased = BLEU(lowercase=True).corpus_score(HYPOTHESES, [REFERENCES]).score
+    assert scores["bleu_lc"] == lowercased
     assert scores["chrf"] == CHRF().corpus_score(HYPOTHESES, [REFERENCES]).score
     assert 0 < scores["bleu"] < 100 and 0 < scores["chrf"] < 100
     assert scores["bleu_order"] == 4
@@ -28,6 +30,7 @@ def test_perfect_outputs_score_100_and_reset_empties_the_split():
     metrics.update(REFERENCES, REFERENCES)
     assert metrics.compute() == {
         "bleu": pytest.approx(100.0),
+        "bleu_lc": pytest.approx(100.0),
         "chrf": pytest.approx(100.0),
         "bleu_order": 4.0,
     }
@@ -43,6 +46,8 @@ def test_mismatched_lengths_are_refused():
 def test_the_signatures_name_one_reference_and_the_tokenizer():
     assert signatures() == {
         "bleu": "nrefs:1|case:mixed|eff:yes|tok:13a|smooth:exp|version:"
+        + signatures()["bleu"].rpartition(":")[2],
+        "bleu_lc": "nrefs:1|case:lc|eff:yes|tok:13a|smooth:exp|version:"
         + signatures()["bleu"].rpartition(":")[2],
         "chrf": "nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|version:"
         + signatures()["chrf"].rpartition(":")[2],
@@ -79,3 +84,17 @@ def test_evaluate_notes_each_split_whose_bleu_took_fewer_orders():
         "note: test/bleu of 1-gram precisions; test_long/bleu of 1- to 3-gram precisions only"
     )
     assert note.endswith("compare chrf, not the papers' BLEU")
+
+
+def test_lowercased_bleu_counts_a_word_that_differs_only_in_case_as_right():
+    metrics = TextMetrics()
+    metrics.update(["A man rides a Horse ."], ["a man rides a horse ."])
+    scores = metrics.compute()
+    assert scores["bleu_lc"] == pytest.approx(100.0)
+    assert (
+        scores["bleu"]
+        == BLEU(effective_order=True)
+        .corpus_score(["A man rides a Horse ."], [["a man rides a horse ."]])
+        .score
+        < 50
+    )

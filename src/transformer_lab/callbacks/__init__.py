@@ -13,6 +13,7 @@ from transformer_lab.callbacks.progress import StepProgressBar
 from transformer_lab.callbacks.samples import SampleGenerations
 from transformer_lab.callbacks.scalar_layout import ScalarLayout
 from transformer_lab.callbacks.stop_at_target import StopAtTarget, how_fit_ended
+from transformer_lab.callbacks.test_decoding import TestDecoding
 from transformer_lab.callbacks.training_stability import TrainingStability, training_stability
 
 __all__ = [
@@ -30,6 +31,7 @@ __all__ = [
     "ScalarLayout",
     "StepProgressBar",
     "StopAtTarget",
+    "TestDecoding",
     "TrainingStability",
     "diverged_at_step",
     "how_fit_ended",

@@ -19,12 +19,16 @@ the weights it averages. Only a fit's resume reads the average's state back: a t
 holds, where Lightning would load the raw weights over it.
 """
 
+import logging
+
 import lightning as L
-from lightning.pytorch.callbacks import WeightAveraging
+from lightning.pytorch.callbacks import Timer, WeightAveraging
 from lightning.pytorch.trainer.states import TrainerFn
 from torch.optim.swa_utils import get_ema_avg_fn
 
 from transformer_lab.config.validation import check_number
+
+log = logging.getLogger(__name__)
 
 
 class AveragedWeights(WeightAveraging):
@@ -46,6 +50,16 @@ class AveragedWeights(WeightAveraging):
     def setup(self, trainer: L.Trainer, pl_module: L.LightningModule, stage: str) -> None:
         super().setup(trainer, pl_module, stage)
         self.start_step = int(self.start_fraction * trainer.max_steps)
+        timed = any(isinstance(c, Timer) for c in trainer.callbacks)
+        if timed and self.start_step > 0:  # trainer.max_time: the fit may end before it
+            log.warning(
+                "averaging starts at step %d (start_fraction=%g of trainer.max_steps=%d), "
+                "which trainer.max_time may end the fit before: then the weights are tested "
+                "unaveraged; start_fraction=0 averages from the start",
+                self.start_step,
+                self.start_fraction,
+                trainer.max_steps,
+            )
 
     def should_update(self, step_idx: int | None = None, epoch_idx: int | None = None) -> bool:
         return step_idx is not None and step_idx >= self.start_step

@@ -26,6 +26,18 @@ summed and divided by their number: the gradient of the mean loss), not one batc
 Xiong et al. plot (§3.4, Figure 3(a)/(b)) is the Frobenius norm of the gradient expected
 over mini-batches, and one batch's gradient carries that batch's noise, larger the smaller
 the batch.
+
+**Bounded in work, so start-up stays seconds.** The twins' forward and backward passes cost
+at most ``6 x parameters x tokens`` floating-point operations each (Kaplan et al., 2020; an
+upper bound here, as each token of an encoder-decoder passes one of its stacks):
+nothing for the lab's synthetic models (8 batches of 64 on a 0.2 M-parameter model: some
+40 GFLOP for the four placements), but minutes of a 2-core CPU before the first step for
+a real one (Multi30k's 11.7 M parameters: 4 TFLOP). So the examples measured are the
+first of the ``batch_size x batches`` that keep the estimate within ``max_gflop``
+(:func:`examples_within`; at least one), fewer batches where fewer examples remain; the
+record says how many it used and what the estimate was, and a log line says when the
+budget cut them. The synthetic models' measurements are those of the full count, as
+before; ``max_gflop=null`` measures every example whatever it costs.
 """
 
 import logging
@@ -47,10 +59,11 @@ from transformer_lab.callbacks.stacks import (
     stacks,
     weight_groups,
 )
-from transformer_lab.config.validation import check_integer
+from transformer_lab.config.validation import check_integer, check_number
 from transformer_lab.model import Seq2SeqTransformer
 from transformer_lab.model.residual import NORM_PLACEMENTS
 from transformer_lab.records import write_json
+from transformer_lab.tokens import PAD
 from transformer_lab.training.loss import token_nll
 
 log = logging.getLogger(__name__)
@@ -75,6 +88,22 @@ def output_change(model, batch, logits: torch.Tensor, scale: float, seed: int) -
             noise = torch.randn(p.shape, generator=generator).to(p.device)
             p.add_(noise * (scale * p.std()))
     return (model(batch["src"], batch["tgt_in"]) - logits).pow(2).mean().item()
+
+
+def estimated_gflop(parameters: int, tokens: int) -> float:
+    """A forward and backward pass over ``tokens`` (sources' and targets' together) of a
+    model of ``parameters``: ``6 x parameters x tokens`` operations, in GFLOP."""
+    return 6 * parameters * tokens / 1e9
+
+
+def examples_within(batch, parameters: int, placements: int, max_gflop: float | None) -> int:
+    """How many of ``batch``'s examples, the first ones, the twins of ``placements``
+    placements measure within ``max_gflop`` (None: all of them); at least one."""
+    tokens = (batch["src"] != PAD).sum(dim=1) + (batch["tgt_in"] != PAD).sum(dim=1)  # [N]
+    if max_gflop is None:
+        return len(tokens)
+    spent = placements * estimated_gflop(parameters, 1) * torch.cumsum(tokens, 0)  # [N]
+    return max(1, int((spent <= max_gflop).sum()))
 
 
 def split_batch(batch, count: int) -> list[dict]:
@@ -160,19 +189,53 @@ class NormComparison(L.Callback):
     fit start (see module doc).
 
     ``batches`` batches of ``batch_size`` training examples (the datamodule's fixed first
-    ones) give the expected gradient; ``perturbation`` is the relative noise of the
-    output-change measurement (0: skip it).
+    ones) give the expected gradient, as many of them as the twins measure within
+    ``max_gflop`` (None: all; see the module doc); ``perturbation`` is the relative noise
+    of the output-change measurement (0: skip it).
     """
 
-    def __init__(self, placements=None, batch_size: int = 64, batches: int = 8, perturbation=0.01):
+    def __init__(
+        self,
+        placements=None,
+        batch_size: int = 64,
+        batches: int = 8,
+        perturbation=0.01,
+        max_gflop: float | None = 100.0,
+    ):
         placements = NORM_PLACEMENTS if placements is None else placements  # None: every one
         for placement in placements:
             NORM_PLACEMENTS.lookup(placement, "placements")
         check_integer("batches", batches, minimum=1)
+        if max_gflop is not None:
+            check_number("max_gflop", max_gflop, above=0)
         self.placements = list(placements)
         self.batch_size = batch_size
         self.batches = batches
         self.perturbation = perturbation
+        self.max_gflop = max_gflop
+
+    def _batches(self, trainer: L.Trainer, pl_module: L.LightningModule):
+        """The batches the twins measure (the first examples within ``max_gflop``) and the
+        estimate of their cost, in GFLOP for all the placements."""
+        asked = self.batch_size * self.batches
+        examples = trainer.datamodule.sample("train", asked)
+        parameters = sum(p.numel() for p in pl_module.model.parameters())
+        kept = examples_within(examples, parameters, len(self.placements), self.max_gflop)
+        if kept < len(examples["src"]):
+            log.info(
+                "norm comparison: the first %d of %d training examples, to keep the twins' "
+                "passes within callbacks.norm_comparison.max_gflop=%g (%.1f M parameters, "
+                "%d placements); raise it, or null, to measure more",
+                kept,
+                asked,
+                self.max_gflop,
+                parameters / 1e6,
+                len(self.placements),
+            )
+            examples = {key: value[:kept] for key, value in examples.items()}
+        tokens = int((examples["src"] != PAD).sum() + (examples["tgt_in"] != PAD).sum())
+        gflop = len(self.placements) * estimated_gflop(parameters, tokens)
+        return split_batch(examples, min(self.batches, kept)), gflop
 
     @figure_hook
     def on_fit_start(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
@@ -187,8 +250,7 @@ class NormComparison(L.Callback):
         kwargs = twin_kwargs(kwargs, kwargs["norm"])  # what every twin shares
         if kwargs.get("init_seed") is None:  # the run drew from the global RNG; twins need a seed
             kwargs["init_seed"] = 0
-        examples = trainer.datamodule.sample("train", self.batch_size * self.batches)
-        batches = split_batch(examples, min(self.batches, len(examples["src"])))
+        batches, gflop = self._batches(trainer, pl_module)
         results = measure_twins(
             kwargs, self.placements, batches, self.perturbation, pl_module.device
         )
@@ -197,6 +259,9 @@ class NormComparison(L.Callback):
             "model": kwargs,
             "batch_size": len(batches[0]["src"]),
             "batches": len(batches),
+            "examples": sum(len(batch["src"]) for batch in batches),
+            "gflop": round(gflop, 1),
+            "max_gflop": self.max_gflop,
             "perturbation": self.perturbation,
             **results,
         }

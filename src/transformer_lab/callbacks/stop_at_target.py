@@ -22,6 +22,7 @@ import logging
 from pathlib import Path
 
 import lightning as L
+from lightning.pytorch.callbacks import Timer
 from lightning.pytorch.trainer.states import TrainerFn
 
 from transformer_lab.config.validation import check_integer, check_number
@@ -110,11 +111,23 @@ def how_fit_ended(trainer: L.Trainer, diverged_at: int | None) -> dict:
     """How the fit ended, for ``metrics.json``: ``stopped_early`` (before
     ``trainer.max_steps``) and ``stop_reason``: the target reached (:class:`StopAtTarget`),
     a trial pruned (``callbacks/trial_pruning.py``), a divergence, or the step budget spent.
-    A callback that ends a fit early says why in its ``reason`` (None until it does)."""
+    A callback that ends a fit early says why in its ``reason`` (None until it does); a
+    time budget (``trainer.max_time``: Lightning's ``Timer``) is spent when none remains."""
     if diverged_at is not None:
         reason = f"diverged at step {diverged_at}"
     else:
         reasons = (getattr(c, "reason", None) for c in trainer.callbacks)
-        reached = next((r for r in reasons if r), None)
+        reached = next((r for r in reasons if r), None) or _time_spent(trainer)
         reason = reached or f"trainer.max_steps={trainer.max_steps} reached"
     return {"stopped_early": trainer.global_step < trainer.max_steps, "stop_reason": reason}
+
+
+def _time_spent(trainer: L.Trainer) -> str | None:
+    """Why a fit with a time budget ended, where the budget is what ended it."""
+    timer = next((c for c in trainer.callbacks if isinstance(c, Timer)), None)
+    remaining = timer and timer.time_remaining()
+    if remaining is None or remaining > 0:
+        return None
+    return (
+        f"trainer.max_time spent: {timer.time_elapsed():.0f} s of fit at step {trainer.global_step}"
+    )

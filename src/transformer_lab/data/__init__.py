@@ -1,5 +1,6 @@
 """The tasks and the datamodules that serve them as padded batches: the synthetic tasks,
-pairs from files, and the research tasks (addition, recall, SCAN).
+pairs from files, a real corpus by name (Multi30k), and the research tasks (addition,
+recall, SCAN).
 
 One interface for all of them (:class:`SplitsDataModule`): a datamodule takes its task's
 own settings and the split settings every one shares (:class:`SplitSettings`: sizes,
@@ -11,6 +12,7 @@ the model's positions (``model.max_len``).
 """
 
 from transformer_lab.data.datamodule import SyntheticDataModule
+from transformer_lab.data.multi30k import Multi30kDataModule
 from transformer_lab.data.pairs import PairsDataModule
 from transformer_lab.data.sampler import EpochShuffle, EvalShard
 from transformer_lab.data.serving import SplitsDataModule
@@ -26,6 +28,7 @@ DATAMODULES = {
     for cls in (
         SyntheticDataModule,
         PairsDataModule,
+        Multi30kDataModule,
         AdditionDataModule,
         RecallDataModule,
         ScanDataModule,
@@ -39,6 +42,7 @@ __all__ = [
     "Batch",
     "EpochShuffle",
     "EvalShard",
+    "Multi30kDataModule",
     "PairsDataModule",
     "RecallDataModule",
     "ScanDataModule",

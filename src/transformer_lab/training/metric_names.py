@@ -5,7 +5,8 @@ and what a hypothesis may compare (:mod:`transformer_lab.sweep.hypotheses`).
 
 STAGES = ("val", "test", "test_long")  # test_long: with a data.test_long_size split
 STAGE_METRICS = ("loss", "ppl", "token_acc", "seq_acc")  # of each stage (module.py)
-TEXT_METRICS = ("bleu", "chrf")  # of each stage too, for data read by a tokenizer (0-100)
+# of each stage too, for data read by a tokenizer (0-100); bleu_lc: lowercased (text_metrics.py)
+TEXT_METRICS = ("bleu", "bleu_lc", "chrf")
 TEST_STAGES = ("test", "test_long")
 # of the test stages only: greedy decoding forced to the target's length (training/metrics.py)
 ORACLE_METRICS = ("oracle_seq_acc", "oracle_token_acc")
@@ -21,7 +22,7 @@ METRIC_NAMES = frozenset(
     + [*CURVE_METRICS, *STABILITY_METRICS]
 )
 METRIC_CHOICES = (
-    "<val|test|test_long>/<loss|ppl|token_acc|seq_acc|bleu|chrf>, "
+    "<val|test|test_long>/<loss|ppl|token_acc|seq_acc|bleu|bleu_lc|chrf>, "
     "<test|test_long>/<oracle_seq_acc|oracle_token_acc>, val/seq_acc_best, val/seq_acc_auc, "
     "train/clip_fraction, train/grad_norm_max or train/loss_spikes"
 )

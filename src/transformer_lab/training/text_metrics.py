@@ -16,6 +16,11 @@ to 4. Where the outputs hold 4-grams this is corpus BLEU exactly, the same numbe
 ``<split>/bleu_order`` (in ``metrics.json``, ``eval.json`` and TensorBoard) says over how
 many: below 4, BLEU is not the BLEU of papers, and chrF is the score to compare.
 
+``bleu`` is cased, on detokenised text (the field's number, WMT's). ``bleu_lc`` is the same
+with ``lowercase=True`` (signature ``case:lc``): what tutorials on Multi30k report
+(lowercased text), so their numbers compare with the lab's; it is never below ``bleu`` on
+the same outputs, often a point or two above.
+
 A corpus score is not a sum over batches, so the texts are kept until the split ends and
 then, under DDP, gathered from every rank before scoring.
 """
@@ -25,19 +30,23 @@ import itertools
 import torch.distributed as dist
 from sacrebleu.metrics import BLEU, CHRF
 
-NAMES = ("bleu", "chrf")
+NAMES = ("bleu", "bleu_lc", "chrf")
 ORDER = "bleu_order"  # the n-gram orders BLEU was taken over (4: corpus BLEU as published)
 
 
-def bleu() -> BLEU:
-    """sacrebleu's corpus BLEU with its effective order (above)."""
-    return BLEU(effective_order=True)
+def scorers() -> dict:
+    """Each metric's sacrebleu scorer, by name: BLEU at its effective order (above)."""
+    return {
+        "bleu": BLEU(effective_order=True),
+        "bleu_lc": BLEU(lowercase=True, effective_order=True),
+        "chrf": CHRF(),
+    }
 
 
 def signatures() -> dict[str, str]:
     """sacrebleu's signature of each metric (one reference per hypothesis): what makes two
     scores comparable."""
-    metrics = {"bleu": bleu(), "chrf": CHRF()}
+    metrics = scorers()
     for metric in metrics.values():
         metric.corpus_score(["a"], [["a"]])  # the signature counts the references scored
     return {name: str(metric.get_signature()) for name, metric in metrics.items()}
@@ -60,21 +69,22 @@ class TextMetrics:
         self.references += references
 
     def compute(self) -> dict[str, float]:
-        """``bleu`` and ``chrf`` of every rank's texts together, and ``bleu_order``: the
-        n-gram orders BLEU averaged over, those the outputs hold (up to 4)."""
+        """``bleu``, ``bleu_lc`` and ``chrf`` of every rank's texts together, and
+        ``bleu_order``: the n-gram orders BLEU averaged over, those the outputs hold (up to
+        4)."""
         hypotheses, references = self.hypotheses, self.references
         if dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1:
             gathered = [None] * dist.get_world_size()
             dist.all_gather_object(gathered, (hypotheses, references))
             hypotheses = [h for ranks, _ in gathered for h in ranks]
             references = [r for _, ranks in gathered for r in ranks]
-        score = bleu().corpus_score(hypotheses, [references])
-        order = sum(1 for _ in itertools.takewhile(lambda total: total > 0, score.totals))
-        return {
-            "bleu": score.score,
-            "chrf": CHRF().corpus_score(hypotheses, [references]).score,
-            ORDER: float(order),
+        scores = {
+            name: scorer.corpus_score(hypotheses, [references])
+            for name, scorer in scorers().items()
         }
+        totals = scores["bleu"].totals
+        order = sum(1 for _ in itertools.takewhile(lambda total: total > 0, totals))
+        return {name: score.score for name, score in scores.items()} | {ORDER: float(order)}
 
     def reset(self) -> None:
         self.hypotheses, self.references = [], []
