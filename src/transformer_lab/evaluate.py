@@ -196,7 +196,8 @@ def evaluate(cfg: DictConfig) -> dict:
         "beam": decoded_metrics(trainer, module, datamodule, cfg.beam_size, cfg.length_penalty),
     }
     if datamodule.reports_text:  # what makes the BLEU and chrF scores comparable
-        results["sacrebleu"] = text_metrics.signatures()
+        scored = results["greedy"] | results["beam"]
+        results["sacrebleu"] = text_metrics.signatures(text_metrics.effective(scored))
     # evaluations of other test splits go beside eval.json, not over it (a file by its name)
     # (the run's own files given where they moved to, file_settings, evaluate the same)
     changed = {

@@ -66,7 +66,8 @@ def main(cfg: DictConfig) -> float:
     n_jobs = context.hydra.launcher.n_jobs if parallel.runs_in_parallel(context.hydra) else None
     chosen = job_threads(cfg.threads, context.sweep_threads, n_jobs)  # the sweep's, in a sweep
     torch.set_num_threads(chosen.threads)
-    if "OMP_NUM_THREADS" not in os.environ:  # the user's own variable: nothing to say
+    # the user's own variable: nothing to say on a terminal; a parallel job's log says it
+    if "OMP_NUM_THREADS" not in os.environ or n_jobs is not None:
         log.info(chosen.line)
     context = context.with_threads(chosen)
     try:

@@ -43,11 +43,12 @@ def test_mismatched_lengths_are_refused():
         TextMetrics().update(["a", "b"], ["a"])
 
 
-def test_the_signatures_name_one_reference_and_the_tokenizer():
+def test_the_signatures_name_one_reference_the_tokenizer_and_the_order_taken():
+    assert signatures(effective_order=True)["bleu"].startswith("nrefs:1|case:mixed|eff:yes|")
     assert signatures() == {
-        "bleu": "nrefs:1|case:mixed|eff:yes|tok:13a|smooth:exp|version:"
+        "bleu": "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:"
         + signatures()["bleu"].rpartition(":")[2],
-        "bleu_lc": "nrefs:1|case:lc|eff:yes|tok:13a|smooth:exp|version:"
+        "bleu_lc": "nrefs:1|case:lc|eff:no|tok:13a|smooth:exp|version:"
         + signatures()["bleu"].rpartition(":")[2],
         "chrf": "nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|version:"
         + signatures()["chrf"].rpartition(":")[2],

@@ -22,6 +22,7 @@ from omegaconf import DictConfig, OmegaConf
 from transformer_lab.config.renamed import current_data_settings, current_settings
 from transformer_lab.config.validation import InvalidSetting
 from transformer_lab.job.run_lock import LOCK
+from transformer_lab.model.config import TransformerConfig
 from transformer_lab.records import DamagedRecord, read_config
 
 # what a resume may change of the data: how its batches are loaded, and the record of the
@@ -79,7 +80,7 @@ def check_checkpoint(
     naming ``setting=value`` and the first difference. ``module`` and ``datamodule``: this
     config's, built (on the meta device will do); ``learned``: the data settings learnt
     from files (a tokenizer), which a resume takes from the checkpoint."""
-    saved_model = current_settings(checkpoint["hyper_parameters"]).get("model", {})
+    saved_model = _as_built(current_settings(checkpoint["hyper_parameters"]).get("model", {}))
     saved_data = current_data_settings(checkpoint["datamodule_hyper_parameters"])
     data_own = (*LOADING, *learned, *getattr(type(datamodule), "file_settings", ()))
     saved_model, ours_model = (_without(t, STARTING) for t in (saved_model, module.hparams.model))
@@ -93,6 +94,16 @@ def check_checkpoint(
             f"a checkpoint of another model or task: {_said(found)}",
             "a checkpoint of a run of this model and data, or a start without it",
         )
+
+
+def _as_built(model: dict) -> dict:
+    """A saved model node as the network it rebuilds (an older checkpoint lacks the fields
+    added since, which take their defaults, as that run trained: ``model.decoder.norm``,
+    ``model.options``); as saved where it does not rebuild (the comparison then names it)."""
+    try:
+        return TransformerConfig.from_dict(model).to_dict()
+    except (InvalidSetting, TypeError, ValueError):
+        return model
 
 
 def _only_start_traces(folder: Path) -> bool:

@@ -195,7 +195,7 @@ def record_run(
     record["torch_threads"] = torch.get_num_threads()  # pinned in a parallel sweep
     record |= {"diverged": diverged_at is not None, "diverged_at_step": diverged_at}
     if any(key.endswith("/bleu") for key in record):  # what makes the scores comparable
-        record["sacrebleu"] = text_metrics.signatures()
+        record["sacrebleu"] = text_metrics.signatures(text_metrics.effective(record))
     record |= how_fit_ended(trainer, diverged_at)
     rule = OutcomeRule.of_config(cfg)
     record |= {"outcome": rule.classify(record), "outcome_rule": rule.text}

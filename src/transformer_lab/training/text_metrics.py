@@ -9,12 +9,12 @@ other sacrebleu score of the same signature. Scores are on sacrebleu's 0-100 sca
 
 BLEU is the geometric mean of the 1- to 4-gram precisions: outputs of one to three words
 hold no 4-gram, and corpus BLEU is 0 for them however many are exactly right (93% of
-one-word targets right scored 0.0). So BLEU takes sacrebleu's effective order
-(``effective_order=True``, ``eff:yes`` in its signature): the orders the outputs have, up
-to 4. Where the outputs hold 4-grams this is corpus BLEU exactly, the same number as
-``eff:no``; where they do not, it is the mean over the orders they hold, and
-``<split>/bleu_order`` (in ``metrics.json``, ``eval.json`` and TensorBoard) says over how
-many: below 4, BLEU is not the BLEU of papers, and chrF is the score to compare.
+one-word targets right scored 0.0). So where the outputs hold no 4-gram, BLEU takes
+sacrebleu's effective order (``effective_order=True``, ``eff:yes`` in its signature): the
+mean over the orders they hold, and ``<split>/bleu_order`` (in ``metrics.json``,
+``eval.json`` and TensorBoard) says how many: below 4, BLEU is not the BLEU of papers, and
+chrF is the score to compare. Where they hold 4-grams (any real translation), BLEU is
+corpus BLEU as published (``eff:no``), ``bleu_order`` 4.
 
 ``bleu`` is cased, on detokenised text (the field's number, WMT's). ``bleu_lc`` is the same
 with ``lowercase=True`` (signature ``case:lc``): what tutorials on Multi30k report
@@ -34,19 +34,26 @@ NAMES = ("bleu", "bleu_lc", "chrf")
 ORDER = "bleu_order"  # the n-gram orders BLEU was taken over (4: corpus BLEU as published)
 
 
-def scorers() -> dict:
-    """Each metric's sacrebleu scorer, by name: BLEU at its effective order (above)."""
+def scorers(effective_order: bool = False) -> dict:
+    """Each metric's sacrebleu scorer, by name; BLEU at its effective order where asked
+    (outputs without 4-grams: above)."""
     return {
-        "bleu": BLEU(effective_order=True),
-        "bleu_lc": BLEU(lowercase=True, effective_order=True),
+        "bleu": BLEU(effective_order=effective_order),
+        "bleu_lc": BLEU(lowercase=True, effective_order=effective_order),
         "chrf": CHRF(),
     }
 
 
-def signatures() -> dict[str, str]:
+def effective(metrics: dict) -> bool:
+    """Whether any split of ``metrics`` took BLEU at fewer than 4 orders (its effective
+    order): its signature then says ``eff:yes``."""
+    return any(v < 4 for k, v in metrics.items() if k.endswith(f"/{ORDER}"))
+
+
+def signatures(effective_order: bool = False) -> dict[str, str]:
     """sacrebleu's signature of each metric (one reference per hypothesis): what makes two
     scores comparable."""
-    metrics = scorers()
+    metrics = scorers(effective_order)
     for metric in metrics.values():
         metric.corpus_score(["a"], [["a"]])  # the signature counts the references scored
     return {name: str(metric.get_signature()) for name, metric in metrics.items()}
@@ -78,12 +85,12 @@ class TextMetrics:
             dist.all_gather_object(gathered, (hypotheses, references))
             hypotheses = [h for ranks, _ in gathered for h in ranks]
             references = [r for _, ranks in gathered for r in ranks]
+        totals = BLEU().corpus_score(hypotheses, [references]).totals
+        order = sum(1 for _ in itertools.takewhile(lambda total: total > 0, totals))
         scores = {
             name: scorer.corpus_score(hypotheses, [references])
-            for name, scorer in scorers().items()
+            for name, scorer in scorers(effective_order=order < 4).items()
         }
-        totals = scores["bleu"].totals
-        order = sum(1 for _ in itertools.takewhile(lambda total: total > 0, totals))
         return {name: score.score for name, score in scores.items()} | {ORDER: float(order)}
 
     def reset(self) -> None:
