@@ -61,7 +61,8 @@ REFUSED = [
     (
         "hypotheses.0.metric=val/acc",
         f"{FIRST}.metric='val/acc': not a metric a run reports; allowed: outcome/learned, "
-        "outcome/learned@<step> (outcome.at_steps), <val|test|test_long>/<loss|ppl|token_acc|seq_acc|bleu|bleu_lc|chrf>, "
+        "outcome/learned@<step> (outcome.at_steps), "
+        "<val|test|test_long>/<loss|ppl|token_acc|seq_acc|bleu|bleu_lc|chrf>, "
         "<test|test_long>/<oracle_seq_acc|oracle_token_acc>, val/seq_acc_best, val/seq_acc_auc, "
         "train/clip_fraction, train/grad_norm_max or train/loss_spikes",
     ),

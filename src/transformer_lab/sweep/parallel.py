@@ -47,6 +47,7 @@ from transformer_lab.runs.reader import read_run
 from transformer_lab.sweep.threads import gpus, job_threads, uses_gpus
 
 STOP_FILE = ".stopping"  # in the sweep folder, from the first Ctrl-C: start no more jobs
+SWEEP_PID = "TRANSFORMER_LAB_SWEEP_PID"  # the parallel sweep's process, set in its workers
 ORPHAN_POLL_SECONDS = 1.0  # how often a worker checks that the sweep's process lives
 
 
@@ -193,10 +194,13 @@ class ParallelJobs(Callback):
         sees to that.)"""
         ignore("launcher_schema")
         self.__dict__.update(state)
+        if os.environ.get(SWEEP_PID, str(os.getpid())) != str(os.getpid()):
+            WORKER.watch_parent()  # a worker, from its first job's arrival: before Hydra's set-up
 
     def on_multirun_start(self, config: DictConfig, **kwargs) -> None:
         if not runs_in_parallel(config.hydra):
             return
+        os.environ[SWEEP_PID] = str(os.getpid())  # the workers it starts inherit it
         self.stop_file = Path(config.hydra.sweep.dir) / STOP_FILE
         self.stop_file.unlink(missing_ok=True)
         self.previous_handler = signal.signal(signal.SIGINT, self._stop_sweep)
