@@ -12,7 +12,12 @@ from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra_plugins.transformer_lab_sequential.sequential_sweeper import SequentialSweeper
 from transformer_lab.config.jobs import expand_sweep
 from transformer_lab.runs.reader import overrides_of
-from transformer_lab.sweep.hypotheses import expand_across, parse_hypotheses
+from transformer_lab.sweep.hypotheses import (
+    check_reported,
+    expand_across,
+    parse_hypotheses,
+    reported_by,
+)
 
 CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
 
@@ -59,6 +64,18 @@ def test_every_headline_claim_is_judged_in_every_cell_at_both_budgets(regime):
         assert {c.metric for c in found} == {"outcome/learned", "outcome/learned@400"}
     assert len(families["liu_at_18"]) == 3 * 4
     assert all(dict(c.fixed)["depth"] == "18" for c in families["liu_at_18"])
+
+
+def test_every_rule_names_a_metric_the_grids_jobs_report(regime):
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        job = compose("train", ["experiment=regime", "depth=18", "recipe=admin_warmup_400"])
+    GlobalHydra.instance().clear()
+    rules = expand_across(
+        parse_hypotheses(regime.hypotheses), [overrides_of(c) for c in grid(regime)]
+    )
+    check_reported(rules, reported_by(job), "job of the sweep")  # InvalidSetting if not
+    assert {"outcome/learned", "outcome/learned@400"} <= reported_by(job)
 
 
 def test_the_sweep_runs_only_what_its_rules_compare(regime):
