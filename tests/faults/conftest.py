@@ -92,15 +92,17 @@ def assert_ends_as(run: Path, straight: Path) -> None:
 
 @pytest.fixture(scope="session")
 def straight(tmp_path_factory):
-    """``straight(seed) -> run folder`` of the suite's run uninterrupted, built once."""
+    """``straight(seed, *overrides) -> run folder`` of the suite's run (with ``overrides``)
+    uninterrupted, built once."""
 
-    def build(seed: int) -> Path:
+    def build(seed: int, *overrides: str) -> Path:
         def uninterrupted(folder: Path) -> dict:
-            result = run_here(folder / "outputs", f"seed={seed}")
+            result = run_here(folder / "outputs", f"seed={seed}", *overrides)
             assert result.returncode == 0, result.stderr[-3000:]
             return {}
 
-        folder, _ = built_once(tmp_path_factory, f"faults_straight_seed{seed}", uninterrupted)
+        name = "_".join([f"faults_straight_seed{seed}", *overrides]).replace("=", "")
+        folder, _ = built_once(tmp_path_factory, name, uninterrupted)
         return only_run(folder / "outputs")
 
     return build

@@ -4,6 +4,7 @@ joblib (jobs in worker processes, whose parent is killed: the workers stop with 
 their step, and no orphan trains on beside the restarted sweep). The sequential sweeper's
 restart: tests/e2e/test_sequential_sweep.py."""
 
+import json
 import os
 import signal
 import time
@@ -19,9 +20,10 @@ pytestmark = [pytest.mark.slow, needs_fork]
 SEEDS = ["-m", "seed=0,1"]
 
 
-def sweep_command(root: Path, *launcher: str) -> list[str]:
-    (python, dash_m, module), overrides = command(root)[:3], command(root)[3:]
-    return [python, dash_m, module, *SEEDS, *launcher, *overrides, f"hydra.sweep.dir={root}"]
+def sweep_command(root: Path, *overrides: str) -> list[str]:
+    """The suite's run swept over two seeds into ``root``; ``overrides`` come last (win)."""
+    (python, dash_m, module), suites = command(root)[:3], command(root)[3:]
+    return [python, dash_m, module, *SEEDS, *suites, *overrides, f"hydra.sweep.dir={root}"]
 
 
 def test_a_basic_sweep_killed_in_its_first_job_goes_on_to_the_uninterrupted_results(
@@ -52,12 +54,17 @@ def processes_with(marker: str) -> list[int]:
     return found
 
 
+# long enough that each job is still training when its worker finds the sweep's process
+# gone (it looks every second): the 20-step run ends within a second of the kill
+PARALLEL_RUN = "trainer.max_steps=200"
+
+
 @pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="finds workers in /proc")
 def test_a_parallel_sweep_whose_process_is_killed_leaves_no_worker_and_goes_on(tmp_path, straight):
     sweep, marker = tmp_path / "sweep", f"FAULTS_SWEEP={tmp_path}"
-    joblib = ["hydra/launcher=joblib", "hydra.launcher.n_jobs=2"]
+    launch = ["hydra/launcher=joblib", "hydra.launcher.n_jobs=2", PARALLEL_RUN]
     env = {"FAULTS_SWEEP": str(tmp_path), **faulted("step@7:SIGKILL:parent")}
-    assert run_command_forked(sweep_command(sweep, *joblib), tmp_path, env) == -signal.SIGKILL
+    assert run_command_forked(sweep_command(sweep, *launch), tmp_path, env) == -signal.SIGKILL
     deadline = time.monotonic() + 60  # each orphan saves its step, then ends
     while processes_with(marker) and time.monotonic() < deadline:
         time.sleep(0.2)
@@ -69,10 +76,13 @@ def test_a_parallel_sweep_whose_process_is_killed_leaves_no_worker_and_goes_on(t
     trained = sorted(p.parent.parent.name for p in sweep.glob("*/checkpoints/last.ckpt"))
     assert stopped and stopped == trained and set(stopped) <= set(started)
     assert not list(sweep.glob("*/metrics.json"))
+    for name in stopped:
+        step = json.loads((sweep / name / "stopped.json").read_text())["step"]
+        assert 1 <= step < 200, name  # stopped where the kill found it, not at its end
 
-    again = run_command(sweep_command(sweep, *joblib), tmp_path)
+    again = run_command(sweep_command(sweep, *launch), tmp_path)
     assert again.returncode == 0, again.stderr[-3000:]
     for seed in (0, 1):
-        assert_ends_as(sweep / f"seed={seed}", straight(seed))
+        assert_ends_as(sweep / f"seed={seed}", straight(seed, PARALLEL_RUN))
     assert not list(sweep.glob("*/stopped.json"))
     assert os.environ.get("FAULTS_SWEEP") is None  # the marker stayed in the sweep's processes
