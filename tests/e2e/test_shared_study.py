@@ -29,10 +29,20 @@ STUDY = [
 ]
 
 
-def worker(outputs, n_trials: int) -> subprocess.Popen:
-    """One worker of the study, in a process group of its own (its jobs with it)."""
+def worker(outputs, n_trials: int, core: int = 0) -> subprocess.Popen:
+    """One worker of the study, in a process group of its own (its jobs with it), on one
+    core where the system lets a process be pinned (Linux): as on a machine of its own, its
+    jobs take one torch thread. Two workers that each counted every core would give two
+    threads to each job, whose threads then wait for each other's (minutes, not seconds)."""
     command = train_command(outputs, *STUDY, f"hydra.sweeper.n_trials={n_trials}")
-    return start_command(command, outputs.parent, start_new_session=True)
+
+    def on_its_core() -> None:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)  # as start_command's own
+        if hasattr(os, "sched_setaffinity"):
+            cores = sorted(os.sched_getaffinity(0))
+            os.sched_setaffinity(0, {cores[core % len(cores)]})
+
+    return start_command(command, outputs.parent, start_new_session=True, preexec_fn=on_its_core)
 
 
 def trial_of(job) -> int:
@@ -49,7 +59,7 @@ def jobs_of(worker_folder) -> list:
 @pytest.mark.slow
 def test_workers_share_one_study_and_a_dead_workers_trial_fails_by_heartbeat(tmp_path):
     outputs = tmp_path / "outputs"
-    together = [worker(outputs, N_TRIALS) for _ in range(WORKERS)]
+    together = [worker(outputs, N_TRIALS, core) for core in range(WORKERS)]
     for process in together:
         output, _ = process.communicate(timeout=HANG_SECONDS)
         assert process.returncode == 0, output[-3000:]
