@@ -25,6 +25,15 @@ TINY = [  # a few steps of each experiment's own model, trainer and callbacks
     "samples=0",
     "~callbacks.progress_bar",
 ]
+
+# the real corpus (these machines' copy), read whole, learnt from its first 96 pairs: a
+# small vocabulary, whose longest sentences need 77 positions; its depth, not its width
+REAL_CORPUS = [
+    f"data.data_dir={MULTI30K}",
+    "data.vocab_size=300",
+    "model.max_len=128",
+    *("model.d_model=32", "model.d_ff=64", "model.num_heads=2"),
+]
 ON_A_CPU = {
     # trainer=gpu, bf16-mixed: the same precision on the CPU, for a model of its depth and
     # vocabularies but not its width, on short sources, without the pictures (57M
@@ -41,14 +50,8 @@ ON_A_CPU = {
         "~callbacks.layer_stats",
     ],
     "pe_extrapolation": ["data.test_long_size=16"],
-    # the real corpus (these machines' copy), read whole, learnt from its first 96 pairs: a
-    # small vocabulary, whose longest sentences need 77 positions; its depth, not its width
-    "multi30k_base": [
-        f"data.data_dir={MULTI30K}",
-        "data.vocab_size=300",
-        "model.max_len=128",
-        *("model.d_model=32", "model.d_ff=64", "model.num_heads=2"),
-    ],
+    "multi30k_base": REAL_CORPUS,
+    "multi30k_warmup": REAL_CORPUS,
 }
 
 
