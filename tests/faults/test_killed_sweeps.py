@@ -65,7 +65,7 @@ def test_a_parallel_sweep_whose_process_is_killed_leaves_no_worker_and_goes_on(t
     launch = ["hydra/launcher=joblib", "hydra.launcher.n_jobs=2", PARALLEL_RUN]
     env = {"FAULTS_SWEEP": str(tmp_path), **faulted("step@7:SIGKILL:parent")}
     # a process of its own, not a fork of this multi-threaded test process: a fork that
-    # starts workers can inherit a lock another thread held, and hang (it did, under xdist)
+    # starts workers can inherit a lock another thread held, and hang (one hung under xdist)
     killed = run_command(sweep_command(sweep, *launch), tmp_path, env)
     assert killed.returncode == -signal.SIGKILL, killed.stderr[-3000:]
     deadline = time.monotonic() + 60  # each orphan saves its step, then ends
