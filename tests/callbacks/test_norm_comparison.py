@@ -19,6 +19,7 @@ from transformer_lab.callbacks.norm_comparison import (
 from transformer_lab.callbacks.stacks import STACKS
 from transformer_lab.data.datamodule import SyntheticDataModule
 from transformer_lab.model import Seq2SeqTransformer
+from transformer_lab.model.admin import profile_admin
 from transformer_lab.model.residual import NORM_PLACEMENTS
 from transformer_lab.training.loss import token_nll
 
@@ -78,6 +79,18 @@ def test_output_change_under_weight_noise_is_larger_for_post_norm_and_grows_with
     change = deep["output_change"]
     assert change["post"] > 1.3 * change["pre"]
     assert change["post"] > 1.3 * shallow["output_change"]["post"]
+
+
+def test_admins_twin_is_measured_profiled_as_a_run_starts_it_not_as_post_norm(deep):
+    admin, post = deep["grad_norm"]["admin"], deep["grad_norm"]["post"]
+    assert admin["decoder"]["ffn.w2"] != pytest.approx(post["decoder"]["ffn.w2"], rel=1e-3)
+    twin = Seq2SeqTransformer(**twin_kwargs(model(6), "admin")).eval()
+    profile_admin(twin, BATCHES[0]["src"], BATCHES[0]["tgt_in"])  # by hand, on the first batch
+    for batch in BATCHES:
+        loss = token_nll(twin(batch["src"], batch["tgt_in"]), batch["tgt_out"]) / len(BATCHES)
+        loss.backward()
+    by_hand = twin.decoder_layers[-1].ffn.w2.weight.grad.norm().item()
+    assert admin["decoder"]["ffn.w2"][-1] == pytest.approx(by_hand, rel=1e-5)
 
 
 def test_the_gradient_is_the_mean_of_the_batches_gradients_not_one_batchs():

@@ -20,6 +20,9 @@ hybrid run's twins with those of its architecture. It measures both quantities a
 them (TensorBoard scalars with the layer as the step, one figure,
 and ``norm_comparison.json`` in the run folder for the sweep report). The twins are built under
 a forked RNG and never touch the run's model: the run trains exactly as without it.
+Admin's twin is measured as a run starts it: its omegas profiled on the first measured
+batch (:func:`~transformer_lab.model.admin.profile_admin`; a run profiles on its first
+training batch). Unprofiled, its omegas are 1 and it is post-norm weight for weight.
 
 The gradient is the expected gradient over ``batches`` training batches (their gradients
 summed and divided by their number: the gradient of the mean loss), not one batch's: what
@@ -61,6 +64,7 @@ from transformer_lab.callbacks.stacks import (
 )
 from transformer_lab.config.validation import check_integer, check_number
 from transformer_lab.model import Seq2SeqTransformer
+from transformer_lab.model.admin import needs_profiling, profile_admin
 from transformer_lab.model.residual import NORM_PLACEMENTS
 from transformer_lab.records import write_json
 from transformer_lab.tokens import PAD
@@ -137,6 +141,8 @@ def measure_twins(kwargs: dict, placements, batches, perturbation: float, device
     with torch.random.fork_rng(devices=[]):  # nn.Linear's own init draws from the global RNG
         for placement in placements:
             twin = Seq2SeqTransformer(**twin_kwargs(kwargs, placement)).to(device).eval()
+            if needs_profiling(twin):  # Admin: its omegas as a run sets them
+                profile_admin(twin, batch["src"], batch["tgt_in"])
             results["loss"][placement] = expected_gradient(twin, batches)
             results["grad_norm"][placement] = {
                 stack: {
