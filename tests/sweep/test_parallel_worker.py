@@ -2,6 +2,7 @@
 once, its start and end lines to the terminal; and Hydra's notice about the joblib
 launcher's config stays hidden in the worker as in the sweep's process."""
 
+import json
 import logging
 import os
 import pickle
@@ -12,7 +13,7 @@ from hydra import initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
 from hydra.types import RunMode
 
-from transformer_lab.sweep.parallel import ParallelJobs, Worker
+from transformer_lab.sweep.parallel import ParallelJobs, Worker, end_line
 
 CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
 
@@ -65,3 +66,20 @@ def test_the_callback_arriving_in_a_worker_hides_the_notice_before_its_job_is_co
     shipped = pickle.dumps(ParallelJobs())  # as joblib ships it with each job
     assert schema_notices(lambda: None) == 1
     assert schema_notices(lambda: pickle.loads(shipped)) == 0
+
+
+def finished_job(folder: Path, optimized_metric: str | None) -> Path:
+    """A job folder as a finished job leaves it: its overrides, metrics and resolved config."""
+    (folder / ".hydra").mkdir(parents=True)
+    (folder / ".hydra" / "overrides.yaml").write_text("- seed=0\n")
+    (folder / "metrics.json").write_text(json.dumps({"val/seq_acc": 0.0, "val/bleu": 37.68}))
+    if optimized_metric:
+        (folder / "config_resolved.yaml").write_text(f"optimized_metric: {optimized_metric}\n")
+    return folder
+
+
+def test_a_finished_jobs_end_line_shows_the_metric_its_sweep_optimizes(tmp_path):
+    bleu = finished_job(tmp_path / "translation", "val/bleu")
+    assert end_line(bleu, 2808.4) == "done      translation  val/bleu 37.680  (2808 s)"
+    accuracy = finished_job(tmp_path / "reversal", None)  # no config: the default metric
+    assert end_line(accuracy, 17) == "done      reversal  val/seq_acc 0.000  (17 s)"

@@ -158,6 +158,17 @@ class Worker:
 WORKER = Worker()  # this process's
 
 
+def shown_metric(run) -> str:
+    """What a finished job's end line shows: the job's ``optimized_metric`` where it
+    recorded it (a translation sweep's ``val/bleu``: its sentences are rarely all right, so
+    ``val/seq_acc`` reads 0.000 for every job), else ``val/seq_acc``."""
+    try:
+        metric = run.config.get("optimized_metric") if run.config is not None else None
+    except DamagedRecord:  # the end line still says how the job ended
+        metric = None
+    return metric if metric in run.metrics else "val/seq_acc"
+
+
 def end_line(job_dir: Path, seconds: float) -> str:
     """``done``, ``diverged``, ``failed`` or ``stopped``, what the job's files say about it
     (``stopped.json`` for a stop on a signal), and how long it took; a stopped job's line
@@ -175,7 +186,8 @@ def end_line(job_dir: Path, seconds: float) -> str:
     if run.diverged:
         return f"diverged  {run.name}  at step {run.metrics['diverged_at_step']}  {took}"
     if run.finished:
-        return f"done      {run.name}  val/seq_acc {run.metrics['val/seq_acc']:.3f}  {took}"
+        metric = shown_metric(run)
+        return f"done      {run.name}  {metric} {run.metrics[metric]:.3f}  {took}"
     return f"ended     {run.name}  without metrics.json or failed.json (see its train.log)  {took}"
 
 
