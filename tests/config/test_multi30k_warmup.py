@@ -2,14 +2,8 @@
 before its runs: Xiong et al.'s own two learning rates, the paper's base depth, each claim
 judged at each rate as a family, and rules whose metrics a Multi30k job reports."""
 
-from pathlib import Path
-
 import pytest
-from hydra import compose, initialize_config_dir
-from hydra.core.global_hydra import GlobalHydra
-from hydra.core.override_parser.overrides_parser import OverridesParser
 
-from transformer_lab.config.jobs import expand_sweep
 from transformer_lab.runs.reader import overrides_of
 from transformer_lab.sweep.hypotheses import (
     check_reported,
@@ -18,26 +12,16 @@ from transformer_lab.sweep.hypotheses import (
     reported_by,
 )
 
-CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
-
-
-def composed(*overrides: str):
-    GlobalHydra.instance().clear()
-    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
-        cfg = compose("train", ["experiment=multi30k_warmup", *overrides], return_hydra_config=True)
-    GlobalHydra.instance().clear()
-    return cfg
+from .experiment_grid import composed, grid
 
 
 @pytest.fixture(scope="module")
 def experiment():
-    return composed()
+    return composed("multi30k_warmup")
 
 
 def cells(cfg) -> list[dict[str, str]]:
-    params = cfg.hydra.sweeper.params
-    parsed = OverridesParser.create().parse_overrides([f"{k}={v}" for k, v in params.items()])
-    return [overrides_of(job) for job in expand_sweep(parsed)]
+    return [overrides_of(job) for job in grid(cfg)]
 
 
 def test_it_is_xiongs_setting_on_multi30k_at_the_papers_base_depth(experiment):
@@ -65,4 +49,6 @@ def test_each_claim_is_judged_at_each_rate_and_at_both_budgets(experiment):
     for family in families.values():
         assert sorted(dict(r.fixed)["optim.lr"] for r in family) == ["0.0005", "0.001"]
     assert list(experiment.outcome.at_steps) == [800] and experiment.trainer.max_steps == 1600
-    check_reported(rules, reported_by(composed("recipe=pre_no_warmup")), "job of the sweep")
+    check_reported(
+        rules, reported_by(composed("multi30k_warmup", "recipe=pre_no_warmup")), "job of the sweep"
+    )

@@ -2,15 +2,9 @@
 10x, no warmup and two lengths, 6/12/18 layers, two budgets from one run, every headline
 claim judged in every cell, a family per claim, and Liu et al.'s claims at 18 layers."""
 
-from pathlib import Path
-
 import pytest
-from hydra import compose, initialize_config_dir
-from hydra.core.global_hydra import GlobalHydra
-from hydra.core.override_parser.overrides_parser import OverridesParser
 
 from hydra_plugins.transformer_lab_sequential.sequential_sweeper import SequentialSweeper
-from transformer_lab.config.jobs import expand_sweep
 from transformer_lab.runs.reader import overrides_of
 from transformer_lab.sweep.hypotheses import (
     check_reported,
@@ -19,22 +13,12 @@ from transformer_lab.sweep.hypotheses import (
     reported_by,
 )
 
-CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
+from .experiment_grid import composed, grid
 
 
 @pytest.fixture(scope="module")
 def regime():
-    GlobalHydra.instance().clear()
-    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
-        cfg = compose("train", ["experiment=regime"], return_hydra_config=True)
-    GlobalHydra.instance().clear()
-    return cfg
-
-
-def grid(cfg) -> list[list[str]]:
-    params = cfg.hydra.sweeper.params
-    parsed = OverridesParser.create().parse_overrides([f"{k}={v}" for k, v in params.items()])
-    return expand_sweep(parsed)
+    return composed("regime")
 
 
 def test_the_grid_spans_the_rates_warmups_depths_and_budgets_issue_46_asks_for(regime):
@@ -67,10 +51,7 @@ def test_every_headline_claim_is_judged_in_every_cell_at_both_budgets(regime):
 
 
 def test_every_rule_names_a_metric_the_grids_jobs_report(regime):
-    GlobalHydra.instance().clear()
-    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
-        job = compose("train", ["experiment=regime", "depth=18", "recipe=admin_warmup_400"])
-    GlobalHydra.instance().clear()
+    job = composed("regime", "depth=18", "recipe=admin_warmup_400")
     rules = expand_across(
         parse_hypotheses(regime.hypotheses), [overrides_of(c) for c in grid(regime)]
     )
