@@ -72,6 +72,12 @@ def run_command(
     )
 
 
+def sigint_as_in_a_terminal() -> None:
+    """A child's SIGINT at its default (a process a shell started in the background inherits
+    SIG_IGN); for a ``preexec_fn``."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def start_command(command: list[str], cwd: Path, **popen: object) -> subprocess.Popen:
     """Start ``command`` in a process in ``cwd`` and return it running, for the tests that
     signal or kill it: output merged into one text pipe, and SIGINT at its default, as in a
@@ -82,7 +88,7 @@ def start_command(command: list[str], cwd: Path, **popen: object) -> subprocess.
         "text": True,
         "stdout": subprocess.PIPE,
         "stderr": subprocess.STDOUT,
-        "preexec_fn": lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        "preexec_fn": sigint_as_in_a_terminal,
         **popen,
     }
     return subprocess.Popen(command, cwd=cwd, **settings)

@@ -14,7 +14,13 @@ from omegaconf import OmegaConf
 from transformer_lab.report import write_report
 from transformer_lab.sweep.study import load_study
 
-from ..command_line import HANG_SECONDS, start_command, train_command, wait_until
+from ..command_line import (
+    HANG_SECONDS,
+    sigint_as_in_a_terminal,
+    start_command,
+    train_command,
+    wait_until,
+)
 
 State = optuna.trial.TrialState
 N_TRIALS, WORKERS = 4, 2
@@ -37,7 +43,7 @@ def worker(outputs, n_trials: int, core: int = 0) -> subprocess.Popen:
     command = train_command(outputs, *STUDY, f"hydra.sweeper.n_trials={n_trials}")
 
     def on_its_core() -> None:
-        signal.signal(signal.SIGINT, signal.SIG_DFL)  # as start_command's own
+        sigint_as_in_a_terminal()  # as start_command's own
         if hasattr(os, "sched_setaffinity"):
             cores = sorted(os.sched_getaffinity(0))
             os.sched_setaffinity(0, {cores[core % len(cores)]})
