@@ -4,10 +4,12 @@ compares, orders a stage's jobs seeds first, and stops launching after ``max_min
 import time
 
 import pytest
+from hydra.types import RunMode
 from omegaconf import OmegaConf
 
 from hydra_plugins.transformer_lab_sequential.sequential_sweeper import SequentialSweeper
 from transformer_lab.config.validation import InvalidSetting
+from transformer_lab.sweep.parallel import STOP_FILE
 
 RULES = [
     {
@@ -71,3 +73,33 @@ def test_max_minutes_is_the_time_after_which_no_job_is_launched(monkeypatch):
 def test_max_minutes_must_be_positive(minutes):
     with pytest.raises(InvalidSetting, match=r"hydra\.sweeper\.max_minutes"):
         sweeper(max_minutes=minutes)
+
+
+class StoppedAfterFirstChunk:
+    """A launcher whose first chunk's jobs meet Ctrl-C (the parallel sweep's stop file)."""
+
+    def __init__(self, stop_file):
+        self.stop_file, self.launched = stop_file, []
+
+    def launch(self, jobs, initial_job_idx):
+        self.launched.append(jobs)
+        self.stop_file.touch()
+        return []
+
+
+def test_ctrl_c_stops_the_launching_of_the_remaining_chunks(tmp_path, monkeypatch):
+    found = sweeper()
+    found.config = OmegaConf.create(
+        {
+            "hypotheses": RULES,
+            "hydra": {
+                "mode": RunMode.MULTIRUN,
+                "sweep": {"dir": str(tmp_path)},
+                "launcher": {"_target_": "hydra_plugins.hydra_joblib_launcher.JoblibLauncher"},
+            },
+        }
+    )
+    found.launcher = StoppedAfterFirstChunk(tmp_path / STOP_FILE)
+    monkeypatch.setattr(found, "grid", lambda arguments: GRID)
+    found.sweep([])
+    assert len(found.launcher.launched) == 1  # 20 jobs at the first stage: 3 chunks of 8

@@ -46,6 +46,7 @@ from transformer_lab.sweep.hypotheses import (
     parse_hypotheses,
     same_value,
 )
+from transformer_lab.sweep.parallel import sweep_stopping
 from transformer_lab.sweep.sequential import FILE, LEVEL, SequentialDesign
 
 log = logging.getLogger(__name__)
@@ -139,6 +140,16 @@ class SequentialSweeper(Sweeper):
     def out_of_time(self, started: float) -> bool:
         return self.max_minutes is not None and time.monotonic() - started > 60 * self.max_minutes
 
+    def why_stop(self, started: float) -> str | None:
+        """Why no more jobs are launched now (None: go on). Ctrl-C stops a parallel sweep's
+        jobs from starting (:func:`.parallel.sweep_stopping`), and launching them all anyway
+        would only walk the rest of the grid, and its later stages, a chunk at a time."""
+        if sweep_stopping(self.config.hydra):
+            return "Ctrl-C"
+        if self.out_of_time(started):
+            return f"hydra.sweeper.max_minutes={self.max_minutes:g}"
+        return None
+
     def look(self, sweep_dir: Path, stage: int) -> list[Verdict]:
         """The hypotheses judged on the sweep's runs so far, as the report judges them."""
         sweep = load_sweep(sweep_dir, self.seed_key)
@@ -162,11 +173,12 @@ class SequentialSweeper(Sweeper):
                 "stage of %d seeds: %d configurations, %d jobs to run", stage, len(cells), len(jobs)
             )
             for start in range(0, len(jobs), CHUNK):
-                if self.out_of_time(started):
+                reason = self.why_stop(started)
+                if reason:
                     log.info(
-                        "stopped launching after hydra.sweeper.max_minutes=%g: %d jobs of this "
-                        "stage left; the same command continues the sweep",
-                        self.max_minutes,
+                        "stopped launching after %s: %d jobs of this stage left; the same "
+                        "command continues the sweep",
+                        reason,
                         len(jobs) - start,
                     )
                     return returns
