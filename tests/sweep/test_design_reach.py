@@ -20,7 +20,7 @@ def test_what_seeds_an_exact_test_can_reach():
 
 
 def test_a_sweep_of_too_few_seeds_warns_per_rule_and_still_starts(sweep_config, caplog):
-    config = sweep_config(["experiment=depth"])
+    config = sweep_config(["experiment=depth", "hydra.sweeper.first=3", "hydra.sweeper.budget=3"])
     with caplog.at_level(logging.WARNING, logger="transformer_lab.sweep.checks"):
         ConfigCheck().on_multirun_start(config)  # no SystemExit: a pilot may mean it
     assert [r.getMessage() for r in caplog.records] == [

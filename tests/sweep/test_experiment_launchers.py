@@ -89,12 +89,12 @@ def test_a_launcher_setting_only_an_experiment_makes_is_refused(
 
 def test_an_experiments_grid_is_refused_in_a_sweep_over_experiments(sweep_config, capsys):
     """Its jobs are composed after the expansion: the grid would silently not apply."""
-    config = sweep_config(["hydra/launcher=joblib", "experiment=smoke,norm_pe_grid"])
+    config = sweep_config(["hydra/launcher=joblib", "experiment=smoke,norm_comparison"])
     line = refusal(capsys, config)
     assert line == (
         "error: hydra.sweeper.params.model/norm='post,pre': set by this job's config, not by "
         "the sweep's; Hydra launches and expands every job of a sweep with the sweep's own "
         "settings (hydra #2946), here None; allowed: one value for every job, on the command "
-        "line, or one sweep per experiment (sweep job: experiment=norm_pe_grid)"
+        "line, or one sweep per experiment (sweep job: experiment=norm_comparison)"
     )
-    ConfigCheck().on_multirun_start(sweep_config(["experiment=norm_pe_grid", "seed=0,1"]))
+    ConfigCheck().on_multirun_start(sweep_config(["experiment=norm_comparison"]))
