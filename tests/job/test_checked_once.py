@@ -1,6 +1,6 @@
 """A run from the command line is composed once (by Hydra) and checked once (before Hydra
-makes its folder, the job taking that check's result); a sweep's job is checked again when
-it starts, and a programmatic run checks itself."""
+makes its folder, the job taking that check's result, its datamodule among it); a sweep's
+job is checked again when it starts, and a programmatic run checks itself."""
 
 import os
 
@@ -8,7 +8,7 @@ import pytest
 from hydra.core.hydra_config import HydraConfig
 
 from transformer_lab.config import command_line
-from transformer_lab.job import checks, run
+from transformer_lab.job import build, checks, run
 
 from ..command_line import run_train_here
 
@@ -51,10 +51,26 @@ def test_a_job_not_checked_before_its_folder_checks_itself(compose_train, monkey
     monkeypatch.setattr(checks, "check_config", check_config)
     cfg = compose_train(["experiment=smoke"])
     checks.check_run(cfg, HydraConfig.get())
-    assert checks.checked_config(cfg, HydraConfig.get()) is None
+    assert checks.checked_config(cfg, HydraConfig.get()).checkpoint is None
     assert check_config.calls == 1
-    assert checks.checked_config(cfg, HydraConfig.get()) is None  # taken: checked anew
+    assert checks.checked_config(cfg, HydraConfig.get()).checkpoint is None  # checked anew
     assert check_config.calls == 2
+
+
+def test_a_run_builds_its_data_once_for_its_check_and_its_training(tmp_path, monkeypatch):
+    """The check's datamodule holds no tensors, so the meta device it was built on leaves
+    it as the training needs it: the job builds only its model again, with weights."""
+    built = []
+
+    def counted(key, node, **keywords):
+        built.append(key)
+        return instantiate(key, node, **keywords)
+
+    instantiate = build.instantiate
+    monkeypatch.setattr(build, "instantiate", counted)
+    result = run_train_here(tmp_path / "outputs", "experiment=smoke")
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert built.count("data") == 1
 
 
 def test_a_failed_composition_of_a_single_run_is_the_labs_one_line(tmp_path):

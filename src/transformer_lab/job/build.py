@@ -108,15 +108,19 @@ def build_module(model: DictConfig, optim: DictConfig, compile, sizes: dict):
     return Seq2SeqLitModule(model=network, optim=optimisation, compile=compile)
 
 
-def build_data_and_model(cfg: DictConfig, learned: dict | None = None, build_model=build_module):
+def build_data_and_model(
+    cfg: DictConfig, learned: dict | None = None, build_model=build_module, datamodule=None
+):
     """The datamodule and the LightningModule, or ConfigError; the model's vocabularies are
     the data's (:func:`vocab_sizes`), and it must have a position for every token of the
     data's longest sequence. ``learned``: the data's learnt settings (a tokenizer) to take
     instead of learning them, from the checkpoint a run resumes
     (:func:`.resume.learned_settings`). ``build_model``: :func:`build_module`, or the sweep
     check's :class:`.checks.ModelBuilds`, which builds a model once for the jobs whose
-    models differ only in the run's seed."""
-    datamodule = instantiate("data", cfg.data, **positions_for_data(cfg), **(learned or {}))
+    models differ only in the run's seed. ``datamodule``: the one the job's check built
+    from this config and ``learned`` (:class:`.checks.CheckedJob`), or None to build it."""
+    if datamodule is None:
+        datamodule = instantiate("data", cfg.data, **positions_for_data(cfg), **(learned or {}))
     sizes = vocab_sizes(cfg.model, datamodule)
     module = build_model(cfg.model, cfg.optim, cfg.compile, sizes)
     max_len = module.model.config.max_len
@@ -131,12 +135,12 @@ def build_data_and_model(cfg: DictConfig, learned: dict | None = None, build_mod
     return datamodule, module
 
 
-def build(cfg: DictConfig, learned: dict | None = None):
+def build(cfg: DictConfig, learned: dict | None = None, datamodule=None):
     """Datamodule, module and a trainer with the config's callbacks and loggers, or
     ConfigError. ``cfg`` is the job's config (:meth:`.RunContext.job_config`), its
-    ``paths.output_dir`` the folder the job writes to; ``learned`` as for
-    :func:`build_data_and_model`."""
-    datamodule, module = build_data_and_model(cfg, learned)
+    ``paths.output_dir`` the folder the job writes to; ``learned`` and ``datamodule`` as
+    for :func:`build_data_and_model`."""
+    datamodule, module = build_data_and_model(cfg, learned, datamodule=datamodule)
     callbacks = [
         instantiate(f"callbacks.{key}", node)
         for key, node in (cfg.get("callbacks") or {}).items()

@@ -19,18 +19,23 @@ before Hydra makes any folder, for a run (:func:`check_run`, whose result the jo
 instead of checking again: one check, one read of the checkpoint) or for every job of a
 sweep; :func:`transformer_lab.job.run.train` takes a run's check or checks itself
 (:func:`checked_config`), so a sweep's job is checked again when it starts and a
-programmatic run is checked the same way. A sweep's jobs share one :class:`ModelBuilds`:
-building a model costs more than the rest of a job's check, and the jobs of a seed sweep
-differ only in the seed.
+programmatic run is checked the same way. The check's datamodule is the job's
+(:class:`CheckedJob`): it holds no tensors (a datamodule reads or generates its splits in
+``setup``), so the meta device leaves it as a real build would, and the job builds only its
+model again, with weights. A sweep's jobs share one :class:`ModelBuilds`: building a model
+costs more than the rest of a job's check, and the jobs of a seed sweep differ only in the
+seed.
 """
 
 import importlib.util
 import os
 import sys
 import traceback
+from dataclasses import dataclass
 from pathlib import Path
 from typing import NoReturn
 
+import lightning as L
 import torch
 from hydra.types import RunMode
 from lightning.fabric.utilities.seed import max_seed_value, min_seed_value
@@ -240,13 +245,23 @@ def model_settings(node: DictConfig):
     return merge(given, OmegaConf.to_container(node, resolve=True))
 
 
+@dataclass(frozen=True)
+class CheckedJob:
+    """What a job's check leaves for its build: the checkpoint ``ckpt_path`` names (None:
+    none), read once, and the datamodule the check built from the config and that
+    checkpoint's learnt settings, which the build takes instead of building it again."""
+
+    checkpoint: Path | None
+    datamodule: L.LightningDataModule
+
+
 def check_config(
     cfg: DictConfig, hydra_cfg: DictConfig, models: ModelBuilds | None = None
-) -> Path | None:
+) -> CheckedJob:
     """The job's config ``cfg`` (without its ``hydra`` node, which is ``hydra_cfg``) can
-    start a run, or a ConfigError names the first setting that cannot; the checkpoint
-    ``ckpt_path`` names (None: none), read once here for the run to resume from.
-    ``models``: the models a sweep's earlier jobs built (None: build this job's)."""
+    start a run, or a ConfigError names the first setting that cannot; what the check
+    leaves for the build (:class:`CheckedJob`). ``models``: the models a sweep's earlier
+    jobs built (None: build this job's)."""
     check_given(cfg, OmegaConf.to_container(hydra_cfg.runtime.choices))  # no ??? left
     check_current_keys(cfg)  # an old experiment file's model.lr: named optim.lr
     checkpoint = check_run_settings(cfg, hydra_cfg)
@@ -265,12 +280,12 @@ def check_config(
             "BLEU and chrF score reference texts, which only data=pairs has",
             "<val|test|test_long>/<loss|ppl|token_acc|seq_acc> or val/seq_acc_best",
         )
-    return checkpoint
+    return CheckedJob(checkpoint, datamodule)
 
 
-# the checkpoint a run's check named, by the run's config (:func:`job_key`): checked by
-# ConfigCheck before Hydra made the folder, taken once by the job in this process
-_CHECKED_RUNS: dict[str, Path | None] = {}
+# a run's check, by the run's config (:func:`job_key`): made by ConfigCheck before Hydra
+# made the folder, taken once by the job in this process
+_CHECKED_RUNS: dict[str, CheckedJob] = {}
 
 
 def job_key(cfg: DictConfig) -> str:
@@ -278,19 +293,16 @@ def job_key(cfg: DictConfig) -> str:
     return OmegaConf.to_yaml(cfg, resolve=False, sort_keys=True)
 
 
-def check_run(cfg: DictConfig, hydra_cfg: DictConfig) -> Path | None:
+def check_run(cfg: DictConfig, hydra_cfg: DictConfig) -> None:
     """:func:`check_config` of a run (not a sweep's job) before Hydra makes its folder,
     its result kept for the job that runs next in this process (:func:`checked_config`)."""
-    checkpoint = check_config(cfg, hydra_cfg)
-    _CHECKED_RUNS[job_key(cfg)] = checkpoint
-    return checkpoint
+    _CHECKED_RUNS[job_key(cfg)] = check_config(cfg, hydra_cfg)
 
 
-def checked_config(cfg: DictConfig, hydra_cfg: DictConfig) -> Path | None:
-    """The checkpoint ``ckpt_path`` names, from the check of this very config
-    :func:`check_run` made before the folder (a run from the command line: checked once),
-    else from :func:`check_config` now (a sweep's job, whose sweep-start check may be
-    hours old, or a programmatic run)."""
+def checked_config(cfg: DictConfig, hydra_cfg: DictConfig) -> CheckedJob:
+    """The check of this very config :func:`check_run` made before the folder (a run from
+    the command line: checked once), else :func:`check_config` now (a sweep's job, whose
+    sweep-start check may be hours old, or a programmatic run)."""
     key = job_key(cfg)
     if key in _CHECKED_RUNS:
         return _CHECKED_RUNS.pop(key)

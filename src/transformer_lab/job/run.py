@@ -37,7 +37,7 @@ from transformer_lab.callbacks.logger_kinds import finish_runs, log_run_config
 from transformer_lab.callbacks.scalar_layout import VAL_FIRST
 from transformer_lab.console import quiet_resume_warnings
 from transformer_lab.job.build import build
-from transformer_lab.job.checks import checked_config
+from transformer_lab.job.checks import CheckedJob, checked_config
 from transformer_lab.job.context import RunContext
 from transformer_lab.job.ownership import check_checkpoint
 from transformer_lab.job.resume import (
@@ -219,9 +219,9 @@ def train(cfg: DictConfig, context: RunContext | None = None) -> dict[str, float
     context = context or RunContext.from_hydra()
     started = environment.collect(context.orig_argv)
     started["threads_decided_by"] = context.threads.why if context.threads else None
-    named = checked_config(cfg, context.hydra)  # the checkpoint ckpt_path names, read once
+    checked = checked_config(cfg, context.hydra)  # the checkpoint ckpt_path names, read once
     try:
-        checkpoint, context = resume_point(cfg, context, named)
+        checkpoint, context = resume_point(cfg, context, checked.checkpoint)
     except RunFinished as finished:  # nothing to train: what the run recorded is the result
         print(finished, flush=True)
         discard_start(context.started_in, finished.run)
@@ -229,7 +229,7 @@ def train(cfg: DictConfig, context: RunContext | None = None) -> dict[str, float
     cfg = context.job_config(cfg)
     with owning(context.output_dir), signals_noted():
         try:
-            return fit_and_record(cfg, checkpoint, named, context, started)
+            return fit_and_record(cfg, checkpoint, checked, context, started)
         except Exception as error:  # a full disk: one RecordNotWritten naming what
             failed = unwritten(error, context.output_dir)
             if failed is None or failed is error:
@@ -238,10 +238,10 @@ def train(cfg: DictConfig, context: RunContext | None = None) -> dict[str, float
 
 
 def fit_and_record(
-    cfg: DictConfig, checkpoint: Path | None, named: Path | None, context: RunContext, started
+    cfg: DictConfig, checkpoint: Path | None, checked: CheckedJob, context: RunContext, started
 ) -> dict[str, float]:
     """Build, fit, test and record; a stop on a signal is recorded (rank zero)."""
-    datamodule, module, trainer = build_run(cfg, checkpoint, named, context, started)
+    datamodule, module, trainer = build_run(cfg, checkpoint, checked, context, started)
     try:
         train_seconds = fit(trainer, module, datamodule, checkpoint)
         return score_and_record(cfg, trainer, module, datamodule, context, train_seconds)
@@ -252,22 +252,22 @@ def fit_and_record(
 
 
 def build_run(
-    cfg: DictConfig, checkpoint: Path | None, named: Path | None, context: RunContext, started
+    cfg: DictConfig, checkpoint: Path | None, checked: CheckedJob, context: RunContext, started
 ):
     """The seeded datamodule, module and trainer, and the run folder opened (rank zero).
-    A checkpoint the job found in its own folder (a requeued job) is read here, and must be
-    of this config's model and data, before the folder is written (one ``ckpt_path`` named
-    was checked with the config)."""
-    own = checkpoint is not None and checkpoint != named
-    setting, value = (
-        ("hydra.run.dir", str(context.started_in)) if own else ("ckpt_path", cfg.ckpt_path)
-    )
-    needed = own or learned_names(cfg)  # one ckpt_path named was read by the check already
-    saved = usable_checkpoint(checkpoint, setting, value) if checkpoint and needed else None
+    The datamodule is the check's, built from the checkpoint ``ckpt_path`` named, if any.
+    A checkpoint the job found in its own folder (a requeued job) is read here, its data
+    built from it, and must be of this config's model and data, before the folder is
+    written."""
+    own = checkpoint is not None and checkpoint != checked.checkpoint
+    where = ("hydra.run.dir", str(context.started_in))
+    saved = usable_checkpoint(checkpoint, *where) if own else None
     L.seed_everything(cfg.seed, workers=True)
-    datamodule, module, trainer = build(cfg, learned_settings(cfg, saved))
-    if own:
-        check_checkpoint(saved, module, datamodule, setting, value, learned_names(cfg))
+    if saved:  # unknown to the check: the data as that checkpoint learnt it
+        datamodule, module, trainer = build(cfg, learned_settings(cfg, saved))
+        check_checkpoint(saved, module, datamodule, *where, learned_names(cfg))
+    else:
+        datamodule, module, trainer = build(cfg, datamodule=checked.datamodule)
     checkpoints_last(trainer)
     if armed():  # a fault test's moments inside Lightning's loops (training/faults.py)
         trainer.callbacks.append(FaultPoints())
