@@ -219,7 +219,7 @@ def train(cfg: DictConfig, context: RunContext | None = None) -> dict[str, float
     context = context or RunContext.from_hydra()
     started = environment.collect(context.orig_argv)
     started["threads_decided_by"] = context.threads.why if context.threads else None
-    checked = checked_config(cfg, context.hydra)  # the checkpoint ckpt_path names, read once
+    checked = checked_config(cfg, context.hydra)  # its named checkpoint, read once; its data
     try:
         checkpoint, context = resume_point(cfg, context, checked.checkpoint)
     except RunFinished as finished:  # nothing to train: what the run recorded is the result
