@@ -60,13 +60,12 @@ def test_a_job_not_checked_before_its_folder_checks_itself(compose_train, monkey
 def test_a_run_builds_its_data_once_for_its_check_and_its_training(tmp_path, monkeypatch):
     """The check's datamodule holds no tensors, so the meta device it was built on leaves
     it as the training needs it: the job builds only its model again, with weights."""
-    built = []
+    built, instantiate = [], build.instantiate
 
     def counted(key, node, **keywords):
         built.append(key)
         return instantiate(key, node, **keywords)
 
-    instantiate = build.instantiate
     monkeypatch.setattr(build, "instantiate", counted)
     result = run_train_here(tmp_path / "outputs", "experiment=smoke")
     assert result.returncode == 0, result.stderr[-2000:]
