@@ -4,11 +4,13 @@ line says how to resume, the exit status is 128 + the signal, and following that
 for SIGUSR1, the requeue: the same command in the same folder) ends as the uninterrupted
 run ends. Each signal is sent by the run to itself at that moment, in the test process."""
 
+import json
 import re
 import shlex
 import signal
 
 import pytest
+import torch
 
 from ..command_line import run_command_here
 from .conftest import assert_ends_as, only_run, run_here
@@ -16,6 +18,11 @@ from .conftest import assert_ends_as, only_run, run_here
 pytestmark = pytest.mark.slow
 
 LINE = re.compile(r"^(SIG\w+) at step (\d+): saved (.+); resume with: (.+)$", re.M)
+
+
+def seconds_of_fit(checkpoint) -> float:
+    """The run's seconds of fit when ``checkpoint`` was saved (its FitClock's)."""
+    return torch.load(checkpoint, weights_only=True)["callbacks"]["FitClock"]["seconds"]
 
 
 @pytest.mark.parametrize(
@@ -38,11 +45,15 @@ def test_a_stopped_run_says_how_to_resume_and_that_command_ends_as_the_uninterru
     run = only_run(outputs)
     assert (name, int(at), saved) == (signum.name, step, str(run / "checkpoints" / "last.ckpt"))
     assert not (run / "metrics.json").exists()
+    fitted = seconds_of_fit(run / "checkpoints" / "last.ckpt")  # before the stop
+    assert fitted > 0
 
     resumed = run_command_here(shlex.split(resume), tmp_path)
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     assert only_run(outputs) == run
     assert_ends_as(run, straight(0))
+    # the record's seconds are the whole run's, not only the resumed part's
+    assert json.loads((run / "metrics.json").read_text())["train_seconds"] >= round(fitted, 1)
 
 
 def test_a_requeue_signal_during_the_test_keeps_the_fits_end_and_the_requeued_job_tests_again(

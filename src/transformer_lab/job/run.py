@@ -14,7 +14,6 @@ handed the job's :class:`~transformer_lab.job.context.RunContext`.
 """
 
 import logging
-import time
 import traceback
 from pathlib import Path
 
@@ -32,6 +31,7 @@ from transformer_lab.callbacks import (
     how_fit_ended,
     training_stability,
 )
+from transformer_lab.callbacks.fit_clock import FitClock, fit_seconds
 from transformer_lab.callbacks.interrupt import signals_noted
 from transformer_lab.callbacks.logger_kinds import finish_runs, log_run_config
 from transformer_lab.callbacks.scalar_layout import VAL_FIRST
@@ -254,7 +254,9 @@ def fit_and_record(
 def build_run(
     cfg: DictConfig, checkpoint: Path | None, checked: CheckedJob, context: RunContext, started
 ):
-    """The seeded datamodule, module and trainer, and the run folder opened (rank zero).
+    """The seeded datamodule, module and trainer (its :class:`FitClock` added: the record's
+    seconds are the job's, whatever the config's callbacks), and the run folder opened
+    (rank zero).
     The datamodule is the check's, built from the checkpoint ``ckpt_path`` named, if any.
     A checkpoint the job found in its own folder (a requeued job) is read here, its data
     built from it, and must be of this config's model and data, before the folder is
@@ -268,6 +270,7 @@ def build_run(
         check_checkpoint(saved, module, datamodule, *where, learned_names(cfg))
     else:
         datamodule, module, trainer = build(cfg, datamodule=checked.datamodule)
+    trainer.callbacks.append(FitClock())
     checkpoints_last(trainer)
     if armed():  # a fault test's moments inside Lightning's loops (training/faults.py)
         trainer.callbacks.append(FaultPoints())
@@ -292,10 +295,10 @@ def checkpoints_last(trainer) -> None:
 
 
 def fit(trainer, module, datamodule, checkpoint: Path | None) -> float:
-    """The fit, from ``checkpoint`` if any; its seconds."""
-    start = time.perf_counter()
+    """The fit, from ``checkpoint`` if any; the run's seconds of fit, those before the
+    checkpoint included."""
     trainer.fit(module, datamodule=datamodule, ckpt_path=checkpoint, weights_only=True)
-    return time.perf_counter() - start
+    return fit_seconds(trainer)
 
 
 def score_and_record(
