@@ -12,8 +12,10 @@ from torch.utils.tensorboard import SummaryWriter
 
 from transformer_lab.report import main
 from transformer_lab.report.lr_window import COLOURS, _cell_text, best_lr_table
+from transformer_lab.report.progress import Progress
 from transformer_lab.report.sweep import load_sweep
 
+BY_SEQUENCE = Progress("val/seq_acc", 0.9)  # the default
 DIVERGED = "diverged"
 FAILED = "failed"
 # (norm, lr, schedule, seed) -> final val/seq_acc, DIVERGED or FAILED
@@ -77,7 +79,7 @@ def rows(table: str) -> list[list[str]]:
 
 
 def test_the_best_lr_counts_a_diverged_run_as_not_trained(sweep):
-    table = best_lr_table(load_sweep(sweep), target=0.9)
+    table = best_lr_table(load_sweep(sweep), BY_SEQUENCE)
     assert [row[:4] for row in rows(table)] == [
         # norm, schedule, best lr, diverged runs at the best lr
         ["post", "constant", "0.0001", "0/1"],  # 0.5 beats 1e-3's (0.95 + diverged 0) / 2
@@ -88,7 +90,7 @@ def test_the_best_lr_counts_a_diverged_run_as_not_trained(sweep):
 
 
 def test_the_best_lr_row_holds_its_metrics_and_the_window_where_every_run_trains(sweep):
-    table = best_lr_table(load_sweep(sweep), target=0.9)
+    table = best_lr_table(load_sweep(sweep), BY_SEQUENCE)
     header = [c.strip() for c in table.splitlines()[0].strip("| ").split(" | ")]
     assert header[4:] == [
         "val/seq_acc",
@@ -107,7 +109,7 @@ def test_the_best_lr_row_holds_its_metrics_and_the_window_where_every_run_trains
 
 def test_each_seed_has_its_own_largest_stable_rate_the_window_edge_with_its_spread(sweep):
     post_constant, post_warmup, pre_constant, pre_warmup = rows(
-        best_lr_table(load_sweep(sweep), 0.9)
+        best_lr_table(load_sweep(sweep), BY_SEQUENCE)
     )
     # seed 0 of post/constant learned at 1e-3 (0.95), diverged at 1e-2; seed 1 only diverged
     assert post_constant[8] == "0: 0.001, 1: none"
@@ -119,8 +121,21 @@ def test_each_seed_has_its_own_largest_stable_rate_the_window_edge_with_its_spre
 def test_a_stalled_run_with_a_low_loss_is_not_stable(tmp_path):
     for lr, acc in (("1e-3", 0.95), ("2e-3", 0.0)):  # 2e-3: stalled, val/loss 1.0 < ln 14 / 2
         make_job(tmp_path, "post", lr, "constant", 0, acc)
-    (row,) = rows(best_lr_table(load_sweep(tmp_path), 0.9))
+    (row,) = rows(best_lr_table(load_sweep(tmp_path), BY_SEQUENCE))
     assert row[-2:] == ["0.001", "0: 0.001"]
+
+
+def test_a_seed_still_running_is_not_read_as_one_that_never_trains(tmp_path):
+    make_job(tmp_path, "post", "1e-3", "constant", 0, 0.95)
+    make_job(tmp_path, "post", "2e-3", "constant", 0, 0.0)
+    running = tmp_path / "model.norm=post,optim.lr=1e-3,optim.schedule=constant,seed=1"
+    (running / ".hydra").mkdir(parents=True)  # started: overrides, no metrics.json yet
+    (running / ".hydra" / "overrides.yaml").write_text(
+        "- model.norm=post\n- optim.lr=1e-3\n- optim.schedule=constant\n- seed=1\n"
+    )
+    (running / ".hydra" / "config.yaml").write_text("{}\n")
+    (row,) = rows(best_lr_table(load_sweep(tmp_path), BY_SEQUENCE))
+    assert row[-1] == "0: 0.001"  # not "0: 0.001, 1: none"
 
 
 def test_rates_that_share_the_highest_mean_are_a_tie_and_none_is_best(tmp_path):
@@ -130,10 +145,10 @@ def test_rates_that_share_the_highest_mean_are_a_tie_and_none_is_best(tmp_path):
             make_job(tmp_path, "post", lr, "constant", seed, 0.0)
     make_job(tmp_path, "post", "1e-3", "constant", 0, 0.0004)  # 0.000 as the table shows it
     make_job(tmp_path, "post", "1e-3", "constant", 1, 0.0)
-    (row,) = rows(best_lr_table(load_sweep(tmp_path), 0.9))
+    (row,) = rows(best_lr_table(load_sweep(tmp_path), BY_SEQUENCE))
     assert row[:5] == ["tie: 0.0001, 0.001, 0.01 (val/seq_acc 0.000 each)", "—", "—", "—", "—"]
     make_job(tmp_path, "post", "1e-3", "constant", 2, 0.6)  # now one is higher
-    (row,) = rows(best_lr_table(load_sweep(tmp_path), 0.9))
+    (row,) = rows(best_lr_table(load_sweep(tmp_path), BY_SEQUENCE))
     assert row[0] == "0.001"
 
 
@@ -143,7 +158,7 @@ def test_cells_name_diverged_failed_and_never_reached_instead_of_a_value(sweep):
     def cell(norm, lr, schedule):
         keys = ("model.norm", "optim.lr", "optim.schedule")
         mine = [r for r in runs if tuple(r.overrides[k] for k in keys) == (norm, lr, schedule)]
-        return _cell_text(mine, target=0.9)
+        return _cell_text(mine, BY_SEQUENCE)
 
     assert cell("post", "1e-2", "constant") == (None, "diverged", None)
     assert cell("pre", "1e-2", "constant") == (None, "failed", None)
@@ -156,7 +171,7 @@ def test_the_report_has_the_window_section_and_a_heatmap_per_norm(sweep):
     assert main([str(sweep)]) == 0
     report = (sweep / "report.md").read_text()
     section = report.split("## Learning-rate window")[1].split("\n## ")[0]
-    assert best_lr_table(load_sweep(sweep), 0.9) in section
+    assert best_lr_table(load_sweep(sweep), BY_SEQUENCE) in section
     assert "![" in section and "(lr_window.png)" in section
     image = imread(sweep / "lr_window.png")[..., :3]
 
@@ -176,6 +191,6 @@ def test_the_report_has_the_window_section_and_a_heatmap_per_norm(sweep):
 def test_a_sweep_that_keeps_the_lr_fixed_has_no_window(tmp_path):
     for norm in ("post", "pre"):
         make_job(tmp_path, norm, "1e-3", "constant", 0, 0.9)
-    assert best_lr_table(load_sweep(tmp_path), 0.9) is None
+    assert best_lr_table(load_sweep(tmp_path), BY_SEQUENCE) is None
     assert main([str(tmp_path)]) == 0
     assert "Learning-rate window" not in (tmp_path / "report.md").read_text()

@@ -4,6 +4,7 @@ learning-rate window alike."""
 
 from transformer_lab.report import main
 from transformer_lab.report.lr_window import best_lr_table
+from transformer_lab.report.progress import Progress
 from transformer_lab.report.sweep import load_sweep
 from transformer_lab.report.table import configuration_table
 
@@ -19,6 +20,7 @@ RUNS = {
     ("pre", "1e-2", 0): ([(99, 0.1)], 110),
 }
 STEPS = "median steps to val/seq_acc ≥ 0.9 (reached)"
+BY_SEQUENCE = Progress("val/seq_acc", 0.9)  # the default
 CONFIG = "trainer:\n  max_steps: 200\n"
 
 
@@ -41,7 +43,7 @@ def column(table: str, name: str, lr: str = "optim.lr") -> dict[tuple[str, str],
 
 
 def test_a_diverged_run_counts_as_one_that_never_reached_the_target(tmp_path):
-    steps = column(configuration_table(make_sweep(tmp_path), 0.9), STEPS)
+    steps = column(configuration_table(make_sweep(tmp_path), BY_SEQUENCE), STEPS)
     assert steps == {
         # 199 and the diverged run, not its 99 before it diverged: beyond 200, so > 199.5
         ("post", "1e-3"): "> 199 (1/2)",
@@ -53,8 +55,8 @@ def test_a_diverged_run_counts_as_one_that_never_reached_the_target(tmp_path):
 
 def test_the_learning_rate_window_counts_the_steps_as_the_table_does(tmp_path):
     sweep = make_sweep(tmp_path)
-    best = column(best_lr_table(sweep, 0.9), STEPS, lr="best optim.lr")
-    table = column(configuration_table(sweep, 0.9), STEPS)
+    best = column(best_lr_table(sweep, BY_SEQUENCE), STEPS, lr="best optim.lr")
+    table = column(configuration_table(sweep, BY_SEQUENCE), STEPS)
     assert best == {("post", "0.001"): "> 199 (1/2)", ("pre", "0.001"): "> 149 (1/2)"}
     assert list(best.values()) == [table[(norm, "1e-3")] for norm, _ in best]
 

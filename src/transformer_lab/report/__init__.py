@@ -9,7 +9,8 @@ verdict on each hypothesis the experiment stated (``supported``, ``contradicted`
 ``inconclusive``, with its numbers; the sweep's hypotheses judged together), then final
 metrics per configuration (how many runs learned, with the rate's exact interval; the mean
 and a 95% confidence interval over seeds, n shown), the median steps to a target
-``val/seq_acc`` as censored data, diverged runs marked, how each configuration trained
+accuracy as censored data (``val/seq_acc`` >= 0.9, or the sweep's outcome rule's
+``val/token_acc``: :mod:`.progress`), diverged runs marked, how each configuration trained
 (clipped steps, gradient norm, loss spikes), paired comparisons along every swept key
 (the difference, its interval and a word), accuracy by length past the training lengths
 (a ``test_long`` split, as in ``experiment=pe_extrapolation``), the learning-rate window
@@ -42,6 +43,7 @@ from transformer_lab.report.inputs import missing_metrics
 from transformer_lab.report.judgement import Judgement, judge
 from transformer_lab.report.lengths import length_table
 from transformer_lab.report.lr_window import best_lr_table, lr_heatmaps
+from transformer_lab.report.progress import CURVES, Progress
 from transformer_lab.report.provenance import provenance_section
 from transformer_lab.report.regions import regions_section
 from transformer_lab.report.sweep import NotASweep, Sweep, group_runs
@@ -95,15 +97,16 @@ def _replicates(sweep: Sweep) -> str:
 def render(judged: Judgement) -> tuple[str, list[tuple[str, str]]]:
     """``report.md`` of a judged sweep and its figures ``[(caption, file)]``, which it
     writes into the sweep folder on the way."""
-    sweep, target, verdicts = judged.sweep, judged.target, judged.verdicts
-    lines = [*_summary(sweep, verdicts, judged.warnings), *_left_out_inputs(sweep, verdicts)]
+    sweep, progress, verdicts = judged.sweep, judged.progress, judged.verdicts
+    lines = [*_summary(sweep, verdicts, judged.warnings)]
+    lines += _left_out_inputs(sweep, verdicts, progress)
     rule = judged.changed_rule, judged.unchecked_rule
     regions, region_figures = regions_section(verdicts, sweep.path)
-    lines += [*hypotheses_section(verdicts, *rule), *regions, *_final_metrics(sweep, target)]
+    lines += [*hypotheses_section(verdicts, *rule), *regions, *_final_metrics(sweep, progress)]
     lines += _stability(sweep)
     lines += comparisons_section(sweep, judged.rows)
     lines += _length_generalization(sweep)
-    lr_window, heatmaps = _lr_window(sweep, target)
+    lr_window, heatmaps = _lr_window(sweep, progress)
     lines += [*lr_window, *_left_out(sweep), *provenance_section(sweep)]
     figures, figure_lines = _figures(sweep)
     lines += [*figure_lines, *_output_change(sweep)]
@@ -124,10 +127,10 @@ def _summary(sweep: Sweep, verdicts: Sequence[Verdict], warnings: Sequence[str])
     ]
 
 
-def _left_out_inputs(sweep: Sweep, verdicts: Sequence[Verdict]) -> list[str]:
+def _left_out_inputs(sweep: Sweep, verdicts: Sequence[Verdict], progress: Progress) -> list[str]:
     """The jobs and values the statistics leave out, each named: what :mod:`.inputs` left
     out on reading, and the metrics a run lacks that its configuration's others have."""
-    watched = {*TABLE_METRICS, *PRIMARY_METRICS, *STABILITY_METRICS}
+    watched = {*TABLE_METRICS, *PRIMARY_METRICS, *STABILITY_METRICS, progress.metric}
     watched |= {v.hypothesis.metric for v in verdicts}
     items = [*sweep.left_out, *missing_metrics(sweep.configurations(), watched)]
     if not items:
@@ -145,20 +148,21 @@ def _left_out_inputs(sweep: Sweep, verdicts: Sequence[Verdict]) -> list[str]:
     ]
 
 
-def _final_metrics(sweep: Sweep, target: float) -> list[str]:
+def _final_metrics(sweep: Sweep, progress: Progress) -> list[str]:
     return [
         "",
         "## Final metrics",
         "",
         f"{INTERVALS} Diverged runs are counted, not averaged, in every column. Steps: the "
-        f"first validation with `val/seq_acc` ≥ {target:g}, as TensorBoard's step (Lightning "
+        f"first validation with `{progress.metric}` ≥ {progress.target:g}, as TensorBoard's "
+        "step (Lightning "
         "logs the validation after update n at step n − 1), the median over the runs, in "
         "which a run that never reached it counts as beyond its `trainer.max_steps`, and so "
         "does a diverged run (what it reached before it diverged is not a run that trains): "
         "`> m` when such runs reach the middle, the median only known to be larger; (k/n): "
         "k of the n runs reached it.",
         "",
-        configuration_table(sweep, target),
+        configuration_table(sweep, progress),
     ]
 
 
@@ -201,18 +205,18 @@ def _length_generalization(sweep: Sweep) -> list[str]:
     ]
 
 
-def _lr_window(sweep: Sweep, target: float) -> tuple[list[str], list[tuple[str, str]]]:
+def _lr_window(sweep: Sweep, progress: Progress) -> tuple[list[str], list[tuple[str, str]]]:
     """The best learning rate per configuration and its heatmaps (written on the way),
     where the sweep varies ``optim.lr``; their lines and ``[(caption, file)]``."""
-    best_lrs = best_lr_table(sweep, target)
+    best_lrs = best_lr_table(sweep, progress)
     if not best_lrs:
         return [], []
-    heatmaps = lr_heatmaps(sweep, sweep.path, target)
+    heatmaps = lr_heatmaps(sweep, sweep.path, progress)
     lines = [
         "",
         "## Learning-rate window",
         "",
-        "Best learning rate per configuration: the highest mean final `val/seq_acc` "
+        f"Best learning rate per configuration: the highest mean final `{progress.metric}` "
         "over its runs, a diverged run counting as 0; rates that share it (to three places) "
         "are a tie, named as one, with no best among them. The highest mean describes the "
         "runs; which differences the seeds show is for *Paired comparisons* and "
@@ -298,7 +302,16 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("sweep", type=Path, help="a multirun folder: outputs/multirun/<time>")
     parser.add_argument(
-        "--target", type=float, default=0.9, help="the val/seq_acc to count steps to (0.9)"
+        "--metric",
+        choices=CURVES,
+        help="the accuracy to count steps to and to find the learning-rate window by "
+        "(val/seq_acc; a sweep whose outcome rule is on val/token_acc: that)",
+    )
+    parser.add_argument(
+        "--target",
+        type=float,
+        help="the value of that accuracy to count steps to (0.9; the outcome rule's "
+        "threshold where the accuracy is its)",
     )
     parser.add_argument(
         "--replicate-key", default="seed", help="the override whose runs are averaged (seed)"
@@ -318,6 +331,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         report = write_report(
             args.sweep,
+            metric=args.metric,
             target=args.target,
             replicate_key=args.replicate_key,
             allow_mixed_code=args.allow_mixed_code,

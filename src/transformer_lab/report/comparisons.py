@@ -27,6 +27,7 @@ import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from transformer_lab.report.progress import SEQUENCE_ACCURACY
 from transformer_lab.report.proportions import RateDifference
 from transformer_lab.report.statistics import (
     Difference,
@@ -269,9 +270,11 @@ def word_cell(comparison: Comparison) -> str:
     return f"{comparison.word} ({seeds_text(seeds)})"
 
 
-def _metrics(finished: list[Run]) -> list[str]:
-    """The primary metrics the runs report; outcomes where the runs did not all end alike."""
-    metrics = [m for m in PRIMARY_METRICS if m != LEARNED and any(m in r.metrics for r in finished)]
+def _metrics(finished: list[Run], accuracy: str) -> list[str]:
+    """The primary metrics the runs report, the report's progress ``accuracy`` first;
+    outcomes where the runs did not all end alike."""
+    primary = dict.fromkeys([accuracy, *PRIMARY_METRICS[1:]])
+    metrics = [m for m in primary if any(m in r.metrics for r in finished)]
     outcomes = {r.outcome == "learned" for r in finished}
     return [LEARNED, *metrics] if len(outcomes) > 1 else metrics
 
@@ -308,12 +311,15 @@ class Row:
     judged: list
 
 
-def comparison_rows(sweep: Sweep, judged: Sequence = ()) -> list[Row]:
+def comparison_rows(
+    sweep: Sweep, judged: Sequence = (), accuracy: str = SEQUENCE_ACCURACY
+) -> list[Row]:
     """Per swept key, a row per pair of its values, per combination of the other keys and
-    per primary metric the runs report, with the verdicts of the rules (of ``judged``)
-    that compare the same."""
+    per primary metric the runs report (the report's progress ``accuracy`` among them,
+    :mod:`.progress`), with the verdicts of the rules (of ``judged``) that compare the
+    same."""
     finished = sweep.finished
-    metrics = _metrics(finished)
+    metrics = _metrics(finished, accuracy)
     rows = []
     for key in sweep.config_keys:
         rest = [k for k in sweep.config_keys if k != key]

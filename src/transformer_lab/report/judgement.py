@@ -11,6 +11,7 @@ from pathlib import Path
 from transformer_lab.report.arithmetic import check_arithmetic
 from transformer_lab.report.comparisons import Row, comparison_rows
 from transformer_lab.report.inputs import other_code
+from transformer_lab.report.progress import Progress, progress_of
 from transformer_lab.report.rule import changed_rule
 from transformer_lab.report.sweep import NotASweep, Sweep, load_sweep
 from transformer_lab.report.verdicts import (
@@ -29,7 +30,7 @@ MIXED_CODE = (
 @dataclass(frozen=True)
 class Judgement:
     sweep: Sweep
-    target: float  # the val/seq_acc steps are counted to
+    progress: Progress  # the accuracy and target the steps are counted to
     verdicts: list[Verdict]
     rows: list[Row]  # the paired comparisons
     warnings: list[str]  # for the report's top
@@ -43,13 +44,16 @@ class Judgement:
 
 def judge(
     path: Path,
-    target: float = 0.9,
+    metric: str | None = None,
+    target: float | None = None,
     replicate_key: str = "seed",
     allow_mixed_code: bool = False,
     allow_mixed_arithmetic: bool = False,
 ) -> Judgement:
-    """The judgement of the sweep in ``path``; NotASweep, MixedArithmetic, a damaged
-    ``sequential.json`` or a ConfigError (a hypothesis the sweep cannot evaluate)."""
+    """The judgement of the sweep in ``path``, its progress read by ``metric`` at
+    ``target`` (:func:`.progress.progress_of`: the sweep's own by default); NotASweep,
+    MixedArithmetic, a damaged ``sequential.json`` or a ConfigError (a hypothesis the
+    sweep cannot evaluate, a ``metric`` or ``target`` out of range)."""
     sweep = load_sweep(path, replicate_key, allow_mixed_code)
     if not sweep.finished:
         left = f", {len(sweep.left_out)} inputs left out" if sweep.left_out else ""
@@ -57,6 +61,7 @@ def judge(
             f"{path}: none of its {len(sweep.runs)} jobs has finished yet (no metrics.json"
             f"{left}); nothing to report"
         )
+    progress = progress_of(sweep.finished, metric, target)
     warnings = [check_arithmetic(sweep, allow_mixed_arithmetic)]
     if allow_mixed_code and other_code(sweep.finished, sweep.environments):
         warnings.append(MIXED_CODE)
@@ -64,5 +69,5 @@ def judge(
     sequential = sequential_design(sweep)
     rule = changed_rule(sweep, sequential and sequential[0]) if hypotheses else (None, None)
     verdicts = judge_sweep(sweep, hypotheses, sequential)
-    rows = comparison_rows(sweep, verdicts)
-    return Judgement(sweep, target, verdicts, rows, [w for w in warnings if w], *rule)
+    rows = comparison_rows(sweep, verdicts, progress.metric)
+    return Judgement(sweep, progress, verdicts, rows, [w for w in warnings if w], *rule)

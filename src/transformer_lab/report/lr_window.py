@@ -14,9 +14,11 @@ and each seed's largest stable rate, the window's edge with its spread.
 highest mean as the table shows it (three places) are a tie, named as one: no best among
 equals.
 A run is stable by accuracy (:func:`learned`), not by a loss cut, which a stalled run can
-pass.
+pass: the report's progress accuracy (:mod:`.progress`; ``val/seq_acc`` and 0.9 by
+default).
 
-A cell's colour is the final ``val/seq_acc``, the mean over its runs that did not diverge.
+A cell's colour is that accuracy's final value, the mean over its runs that did not
+diverge.
 Cells that are not such a value say so in the cell itself, never by colour alone: a
 diverged cell is grey and reads ``diverged``; a failed or missing one is blank and reads
 ``failed``; a cell whose runs never reached the target is hatched and reads ``< target``
@@ -31,14 +33,9 @@ from matplotlib.colors import Normalize
 from matplotlib.patches import Rectangle
 
 from transformer_lab.callbacks.plotting import new_figure, save_png
+from transformer_lab.report.progress import Progress
 from transformer_lab.report.sweep import NOT_SET, Sweep, group_runs
-from transformer_lab.report.table import (
-    EMPTY,
-    interval_cell,
-    markdown,
-    steps_cell,
-    steps_to_target,
-)
+from transformer_lab.report.table import EMPTY, interval_cell, markdown, steps_cell
 from transformer_lab.runs.order import natural_key
 from transformer_lab.runs.reader import Run
 from transformer_lab.training.metric_names import metric_range
@@ -47,39 +44,39 @@ from transformer_lab.training.thresholds import reaches
 LR_KEY = "optim.lr"
 SEED_KEY = "seed"
 WARMUP_KEYS = ("optim.schedule", "optim.warmup_steps")  # what "warmup" means in a sweep
-METRIC = "val/seq_acc"
-COLOURS = ScalarMappable(Normalize(0.0, 1.0), "viridis")  # val/seq_acc 0..1
+COLOURS = ScalarMappable(Normalize(0.0, 1.0), "viridis")  # an accuracy: 0..1
 
 
 def _sorted_values(runs: list[Run], key: str) -> list[str]:
     return sorted({r.overrides.get(key, NOT_SET) for r in runs}, key=natural_key)
 
 
-def score(runs: list[Run]) -> float | None:
-    """How well a learning rate trained: the mean final ``val/seq_acc`` over its finished
-    runs, a diverged run counting as 0 (it did not train). None without a finished run."""
+def score(runs: list[Run], progress: Progress) -> float | None:
+    """How well a learning rate trained: the mean final accuracy over its finished runs, a
+    diverged run counting as 0 (it did not train). None without a finished run."""
     finished = [r for r in runs if r.finished]
     if not finished:
         return None
-    return statistics.fmean(0.0 if r.diverged else r.metrics.get(METRIC, 0.0) for r in finished)
+    return statistics.fmean(0.0 if r.diverged else progress.final(r) for r in finished)
 
 
-def learned(run: Run, target: float) -> bool:
-    """A stable run, by accuracy: finished, not diverged, final ``val/seq_acc >= target``.
+def learned(run: Run, progress: Progress) -> bool:
+    """A stable run, by accuracy: finished, not diverged, its final accuracy at the target.
     A run that stalls (at 0.000, with a loss below the uniform guess's) is not stable."""
-    return run.finished and not run.diverged and reaches(run.metrics.get(METRIC, 0.0), target)
+    return run.finished and not run.diverged and reaches(progress.final(run), progress.target)
 
 
-def largest_by_seed(by_lr: dict[tuple[str], list[Run]], target: float) -> str:
+def largest_by_seed(by_lr: dict[tuple[str], list[Run]], progress: Progress) -> str:
     """Per seed, the largest learning rate at which that seed's run was stable (``none``):
     the window's upper edge as each seed sees it, so the spread over seeds is the edge's
-    uncertainty, e.g. ``0: 0.002, 1: 0.002, 2: 0.004``."""
+    uncertainty, e.g. ``0: 0.002, 1: 0.002, 2: 0.004``. A seed none of whose runs has
+    finished (a sweep still running) is not named."""
     edges: dict[str, float | None] = {}
     for (lr,), runs in by_lr.items():
-        for run in runs:
+        for run in (r for r in runs if r.finished):
             seed = run.overrides.get(SEED_KEY, NOT_SET)
             edges.setdefault(seed, None)
-            if learned(run, target) and (edges[seed] is None or float(lr) > edges[seed]):
+            if learned(run, progress) and (edges[seed] is None or float(lr) > edges[seed]):
                 edges[seed] = float(lr)
     return ", ".join(
         f"{seed}: {'none' if edges[seed] is None else _format_lr(str(edges[seed]))}"
@@ -87,8 +84,8 @@ def largest_by_seed(by_lr: dict[tuple[str], list[Run]], target: float) -> str:
     )
 
 
-def _reached(runs: list[Run], target: float) -> bool:
-    return any(steps_to_target(r, target) is not None for r in runs if not r.diverged)
+def _reached(runs: list[Run], progress: Progress) -> bool:
+    return any(progress.steps(r) is not None for r in runs if not r.diverged)
 
 
 def _format_lr(value: str) -> str:
@@ -105,29 +102,32 @@ def _best(scored: dict[str, float]) -> list[str]:
     return [lr for lr in sorted(scored, key=natural_key) if f"{scored[lr]:.3f}" == top]
 
 
-def _best_cells(best: list[str], scored: dict[str, float], by_lr: dict, target: float) -> list[str]:
+def _best_cells(
+    best: list[str], scored: dict[str, float], by_lr: dict, progress: Progress
+) -> list[str]:
     """The best rate and its runs' cells, or a tie named as one with empty cells."""
+    metric = progress.metric
     if len(best) > 1:
         rates = ", ".join(_format_lr(lr) for lr in best)
-        return [f"tie: {rates} ({METRIC} {scored[best[0]]:.3f} each)", *[EMPTY] * 4]
+        return [f"tie: {rates} ({metric} {scored[best[0]]:.3f} each)", *[EMPTY] * 4]
     runs = [r for r in by_lr[(best[0],)] if r.finished]
     kept = [r for r in runs if not r.diverged]
     return [
         _format_lr(best[0]),
         f"{len(runs) - len(kept)}/{len(runs)}",
         interval_cell(
-            [r.metrics[METRIC] for r in kept if METRIC in r.metrics], ".3f", metric_range(METRIC)
+            [r.metrics[metric] for r in kept if metric in r.metrics], ".3f", metric_range(metric)
         ),
         interval_cell(
             [r.metrics["val/loss"] for r in kept if "val/loss" in r.metrics],
             ".4f",
             metric_range("val/loss"),
         ),
-        steps_cell(runs, target),
+        steps_cell(runs, progress),
     ]
 
 
-def best_lr_table(sweep: Sweep, target: float) -> str | None:
+def best_lr_table(sweep: Sweep, progress: Progress) -> str | None:
     """Markdown, one row per configuration (every varying key but the learning rate and the
     seed): its best learning rate by :func:`score`, that learning rate's metrics, the
     window, the learning rates whose every run was stable (:func:`learned`), and each
@@ -140,37 +140,37 @@ def best_lr_table(sweep: Sweep, target: float) -> str | None:
     configurations = group_runs(sweep.runs, keys)
     for config in configurations:
         by_lr = group_runs(configurations[config], [LR_KEY])
-        scored = {lr: score(runs) for (lr,), runs in by_lr.items()}
+        scored = {lr: score(runs, progress) for (lr,), runs in by_lr.items()}
         scored = {lr: s for lr, s in scored.items() if s is not None}
         if not scored:
             continue
         window = [
             _format_lr(lr)
             for lr in sorted(scored, key=natural_key)
-            if all(learned(r, target) for r in by_lr[(lr,)])
+            if all(learned(r, progress) for r in by_lr[(lr,)])
         ]
         rows.append(
             [
                 *config,
-                *_best_cells(_best(scored), scored, by_lr, target),
+                *_best_cells(_best(scored), scored, by_lr, progress),
                 ", ".join(window) or "none",
-                largest_by_seed(by_lr, target),
+                largest_by_seed(by_lr, progress),
             ]
         )
     header = [
         *keys,
         f"best {LR_KEY}",
         "diverged",
-        METRIC,
+        progress.metric,
         "val/loss",
-        f"median steps to {METRIC} ≥ {target:g} (reached)",
-        f"trains (every run ≥ {target:g}) at {LR_KEY}",
+        f"median steps to {progress.label} (reached)",
+        f"trains (every run ≥ {progress.target:g}) at {LR_KEY}",
         f"largest {LR_KEY} that trains, per seed",
     ]
     return markdown(header, rows)
 
 
-def _cell_text(runs: list[Run], target: float) -> tuple[float | None, str, str | None]:
+def _cell_text(runs: list[Run], progress: Progress) -> tuple[float | None, str, str | None]:
     """``(colour value, text, hatch)`` of one heatmap cell."""
     finished = [r for r in runs if r.finished]
     kept = [r for r in finished if not r.diverged]
@@ -178,16 +178,16 @@ def _cell_text(runs: list[Run], target: float) -> tuple[float | None, str, str |
         return None, "failed" if runs else EMPTY, None
     if not kept:
         return None, "diverged", None
-    value = statistics.fmean(r.metrics.get(METRIC, 0.0) for r in kept)
+    value = statistics.fmean(progress.final(r) for r in kept)
     text = f"{value:.2f}"
     if len(kept) < len(finished):
         text += f"\n{len(finished) - len(kept)}/{len(finished)} div."
-    if not _reached(kept, target):
-        return value, f"{text}\n< {target:g}", "///"
+    if not _reached(kept, progress):
+        return value, f"{text}\n< {progress.target:g}", "///"
     return value, text, None
 
 
-def lr_heatmaps(sweep: Sweep, folder: Path, target: float = 0.9) -> list[tuple[str, str]]:
+def lr_heatmaps(sweep: Sweep, folder: Path, progress: Progress) -> list[tuple[str, str]]:
     """One heatmap panel per configuration of the keys other than learning rate and warmup:
     rows are learning rates, columns the warmup settings the sweep tried."""
     if LR_KEY not in sweep.config_keys:
@@ -203,7 +203,7 @@ def lr_heatmaps(sweep: Sweep, folder: Path, target: float = 0.9) -> list[tuple[s
         cells = group_runs(panels[panel], [LR_KEY, *warmup_keys])
         for i, lr in enumerate(lrs):
             for j, column in enumerate(columns):
-                value, text, hatch = _cell_text(cells.get((lr, *column), []), target)
+                value, text, hatch = _cell_text(cells.get((lr, *column), []), progress)
                 colour = "lightgrey" if text == "diverged" else "white"
                 if value is not None:
                     colour = COLOURS.to_rgba(value)
@@ -242,10 +242,10 @@ def lr_heatmaps(sweep: Sweep, folder: Path, target: float = 0.9) -> list[tuple[s
         title = ", ".join(f"{k}={v}" for k, v in zip(panel_keys, panel, strict=True))
         ax.set_title(title or "all runs", fontsize=8)
     axes[0].set_ylabel(LR_KEY)
-    figure.colorbar(COLOURS, ax=list(axes), label=f"final {METRIC}", shrink=0.8)
+    figure.colorbar(COLOURS, ax=list(axes), label=f"final {progress.metric}", shrink=0.8)
     save_png(figure, folder / "lr_window.png")
     caption = (
-        f"Final {METRIC} by learning rate and warmup (mean over runs that did not diverge); "
-        f"grey: diverged, hatched: never reached {METRIC} ≥ {target:g}, blank: failed"
+        f"Final {progress.metric} by learning rate and warmup (mean over runs that did not "
+        f"diverge); grey: diverged, hatched: never reached {progress.label}, blank: failed"
     )
     return [(caption, "lr_window.png")]

@@ -7,15 +7,16 @@ the rate's exact interval (:mod:`.proportions`), every finished run counted. Fin
 metrics are over the runs that did not diverge (a diverged run's last validation is of an
 earlier state, restored by the divergence guard); the ``diverged`` column counts the
 others and says at which steps they diverged. The training-stability table counts every
-finished run, diverged or not: how a run trained is the point there. Steps to
-``val/seq_acc >= target`` are censored data, one function shared with the learning-rate
-window's table (:func:`steps_cell`).
+finished run, diverged or not: how a run trained is the point there. Steps to the
+progress target (``val/seq_acc >= 0.9`` by default, :mod:`.progress`) are censored data,
+one function shared with the learning-rate window's table (:func:`steps_cell`).
 """
 
 import math
 
 from omegaconf import OmegaConf
 
+from transformer_lab.report.progress import Progress
 from transformer_lab.report.proportions import rate_interval
 from transformer_lab.report.statistics import Bounds, censored_median, estimate
 from transformer_lab.report.sweep import Sweep
@@ -59,10 +60,6 @@ def interval_cell(values: list[float], fmt: str, bounds: Bounds = (None, None)) 
     return f"{found.mean:{fmt}} [{found.low:{fmt}}, {found.high:{fmt}}] n={found.n}"
 
 
-def steps_to_target(run: Run, target: float) -> int | None:
-    return learning_curve.steps_to_target(run.scalars.get(learning_curve.CURVE_TAG, []), target)
-
-
 def max_steps(run: Run) -> float:
     """The steps the run was to train: its config's ``trainer.max_steps``; for a run
     without its resolved config, the step it ended at, or its last validation's."""
@@ -78,17 +75,17 @@ def markdown(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join("| " + " | ".join(cells) + " |" for cells in lines)
 
 
-def steps_cell(runs: list[Run], target: float) -> str:
-    """The median steps to ``target`` of the finished ``runs`` and how many reached it,
-    ``"449 (2/3)"``: a run that never reached it counts as beyond its ``max_steps``, and so
-    does a run that diverged (whatever it reached before, it did not train on), so the
-    median is ``> m`` where such a run is at or below the middle."""
+def steps_cell(runs: list[Run], progress: Progress) -> str:
+    """The median steps to ``progress``'s target of the finished ``runs`` and how many
+    reached it, ``"449 (2/3)"``: a run that never reached it counts as beyond its
+    ``max_steps``, and so does a run that diverged (whatever it reached before, it did not
+    train on), so the median is ``> m`` where such a run is at or below the middle."""
     finished = [r for r in runs if r.finished]
     if not finished:
         return EMPTY
     steps = []
     for run in finished:
-        reached = None if run.diverged else steps_to_target(run, target)
+        reached = None if run.diverged else progress.steps(run)
         steps.append((max_steps(run), False) if reached is None else (float(reached), True))
     median = censored_median(steps)
     counts = f"({median.reached}/{median.n})"
@@ -111,13 +108,15 @@ def _diverged_cell(runs: list[Run]) -> str:
     return f"**{cell}** (step {', '.join(steps)})" if steps else cell
 
 
-def configuration_table(sweep: Sweep, target: float) -> str:
-    """The markdown table of the sweep's finished runs, one row per configuration."""
+def configuration_table(sweep: Sweep, progress: Progress) -> str:
+    """The markdown table of the sweep's finished runs, one row per configuration: the
+    :data:`TABLE_METRICS` the runs have, and ``progress``'s accuracy after the loss."""
     configurations = sweep.configurations()
     finished = [r for runs in configurations.values() for r in runs]
-    metrics = [m for m in TABLE_METRICS if any(m in r.metrics for r in finished)]
+    shown = dict.fromkeys([TABLE_METRICS[0], progress.metric, *TABLE_METRICS[1:]])
+    metrics = [m for m in shown if any(m in r.metrics for r in finished)]
     header = [*sweep.config_keys, "runs", "learned", "diverged", *metrics]
-    header += [f"median steps to val/seq_acc ≥ {target:g} (reached)", "train s (mean)"]
+    header += [f"median steps to {progress.label} (reached)", "train s (mean)"]
     rows = []
     for config, runs in configurations.items():
         kept = [r for r in runs if not r.diverged]
@@ -125,7 +124,7 @@ def configuration_table(sweep: Sweep, target: float) -> str:
         for metric in metrics:
             values = [r.metrics[metric] for r in kept if metric in r.metrics]
             row.append(interval_cell(values, metric_format(metric), metric_range(metric)))
-        row.append(steps_cell(runs, target))
+        row.append(steps_cell(runs, progress))
         seconds = [r.metrics["train_seconds"] for r in runs]
         row.append(f"{sum(seconds) / len(seconds):.0f}")
         rows.append(row)
