@@ -1,6 +1,7 @@
 """Length generalization in the sweep report, on hand-made sweeps whose numbers are known."""
 
 import json
+import warnings
 
 import numpy as np
 from matplotlib.colors import to_rgb
@@ -12,6 +13,7 @@ from transformer_lab.report.lengths import (
     configuration_curves,
     length_table,
     longest_trained,
+    plot_accuracy_by_length,
 )
 from transformer_lab.report.sweep import load_sweep
 
@@ -123,3 +125,19 @@ def test_a_sweep_without_per_length_metrics_has_no_length_figure(tmp_path):
     assert main([str(tmp_path)]) == 0
     assert "accuracy_by_length" not in (tmp_path / "report.md").read_text()
     assert not (tmp_path / "accuracy_by_length.png").exists()
+
+
+def test_a_grid_of_many_configurations_gets_its_legend_beside_the_axes(tmp_path):
+    """108 configurations (experiment=regime's) in a legend inside the axes left the axes no
+    room: matplotlib gave up its layout with a warning on every report of the grid."""
+    curves = {
+        f"{depth}, {lr}, recipe {r}": {4: 0.9, 5: 0.5}
+        for depth in (6, 12, 18)
+        for lr in ("1e-3", "2e-3", "4e-3", "1e-2")
+        for r in range(9)
+    }
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        plot_accuracy_by_length(curves, tmp_path / "many.png", 5, "depth, optim.lr, recipe")
+    height, width = imread(tmp_path / "many.png").shape[:2]
+    assert width > 2.5 * height  # the axes, then four columns of 30 entries

@@ -7,6 +7,7 @@ so together they make one curve per configuration: the mean over its runs that d
 diverge, as in the final-metrics table.
 """
 
+import math
 import statistics
 from pathlib import Path
 
@@ -19,6 +20,8 @@ from transformer_lab.report.sweep import Sweep
 from transformer_lab.report.table import EMPTY, markdown
 
 ONE_CONFIGURATION = "all runs"  # the name of a sweep's configuration when only seeds vary
+LEGEND_INSIDE = 8  # lines whose legend fits inside the axes
+LEGEND_ROWS = 30  # entries in a column of a legend beside the axes
 
 
 def accuracy_by_length(
@@ -74,8 +77,13 @@ def plot_accuracy_by_length(
     legend_title: str | None = None,
 ) -> Path:
     """Draw ``{label: {words: accuracy}}`` as lines into the PNG ``path``; a dashed line
-    marks where the training lengths end."""
-    figure = new_figure(7, 4)
+    marks where the training lengths end. Beyond :data:`LEGEND_INSIDE` lines the legend
+    goes beside the axes, in columns of :data:`LEGEND_ROWS`, and the figure grows to hold
+    it (a grid's hundred configurations would otherwise squeeze the axes to nothing)."""
+    columns = math.ceil(len(curves) / LEGEND_ROWS)
+    inside = len(curves) <= LEGEND_INSIDE
+    rows = min(len(curves), LEGEND_ROWS)
+    figure = new_figure(7 + (0 if inside else 2.6 * columns), max(4, 1.2 + 0.17 * rows))
     axes = figure.add_subplot()
     for label, curve in curves.items():
         axes.plot(list(curve), list(curve.values()), marker="o", markersize=3, label=label)
@@ -91,7 +99,11 @@ def plot_accuracy_by_length(
     )
     axes.xaxis.get_major_locator().set_params(integer=True)
     axes.grid(alpha=0.3)
-    axes.legend(title=legend_title, fontsize=8, title_fontsize=8)
+    legend = {"title": legend_title, "fontsize": 8, "title_fontsize": 8}
+    if inside:
+        axes.legend(**legend)
+    else:
+        figure.legend(loc="outside right upper", ncols=columns, **legend)
     return save_png(figure, path)
 
 
