@@ -3,6 +3,7 @@ norm post/pre x lr 1e-4, 1e-3, 1e-2 x schedule constant/linear_warmup, with dive
 and a failed job."""
 
 import json
+import warnings
 
 import numpy as np
 import pytest
@@ -134,8 +135,11 @@ def test_a_seed_still_running_is_not_read_as_one_that_never_trains(tmp_path):
         "- model.norm=post\n- optim.lr=1e-3\n- optim.schedule=constant\n- seed=1\n"
     )
     (running / ".hydra" / "config.yaml").write_text("{}\n")
+    runs = load_sweep(tmp_path).runs
     (row,) = rows(best_lr_table(load_sweep(tmp_path), BY_SEQUENCE))
     assert row[-1] == "0: 0.001"  # not "0: 0.001, 1: none"
+    unfinished = [r for r in runs if r.overrides["seed"] == "1"]
+    assert _cell_text(unfinished, BY_SEQUENCE) == (None, "unfinished", None)  # not "failed"
 
 
 def test_rates_that_share_the_highest_mean_are_a_tie_and_none_is_best(tmp_path):
@@ -194,3 +198,16 @@ def test_a_sweep_that_keeps_the_lr_fixed_has_no_window(tmp_path):
     assert best_lr_table(load_sweep(tmp_path), BY_SEQUENCE) is None
     assert main([str(tmp_path)]) == 0
     assert "Learning-rate window" not in (tmp_path / "report.md").read_text()
+
+
+def test_a_grid_of_many_configurations_wraps_its_panels_in_rows(tmp_path):
+    """experiment=regime's 27 configurations drew 27 panels in one row, their titles over
+    each other; past six a row, the panels wrap."""
+    for norm in range(8):
+        make_job(tmp_path, f"norm{norm}", "1e-3", "constant", 0, 0.9)
+        make_job(tmp_path, f"norm{norm}", "1e-2", "constant", 0, 0.5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert main([str(tmp_path)]) == 0
+    height, width = imread(tmp_path / "lr_window.png").shape[:2]
+    assert 2 * height < width < 4 * height  # two rows of six places; in one row, 5 x as wide

@@ -20,11 +20,14 @@ default).
 A cell's colour is that accuracy's final value, the mean over its runs that did not
 diverge.
 Cells that are not such a value say so in the cell itself, never by colour alone: a
-diverged cell is grey and reads ``diverged``; a failed or missing one is blank and reads
-``failed``; a cell whose runs never reached the target is hatched and reads ``< target``
-under its value.
+diverged cell is grey and reads ``diverged``; a failed one is blank and reads ``failed``,
+one whose runs have not finished (a sweep running or paused) blank and ``unfinished``; a cell
+whose runs never reached the target is hatched and reads ``< target`` under its value.
+The panels wrap after :data:`PANELS_PER_ROW`, each titled a setting a line, so that a
+grid's dozens of configurations stay readable.
 """
 
+import math
 import statistics
 from pathlib import Path
 
@@ -45,6 +48,7 @@ LR_KEY = "optim.lr"
 SEED_KEY = "seed"
 WARMUP_KEYS = ("optim.schedule", "optim.warmup_steps")  # what "warmup" means in a sweep
 COLOURS = ScalarMappable(Normalize(0.0, 1.0), "viridis")  # an accuracy: 0..1
+PANELS_PER_ROW = 6
 
 
 def _sorted_values(runs: list[Run], key: str) -> list[str]:
@@ -175,7 +179,9 @@ def _cell_text(runs: list[Run], progress: Progress) -> tuple[float | None, str, 
     finished = [r for r in runs if r.finished]
     kept = [r for r in finished if not r.diverged]
     if not finished:
-        return None, "failed" if runs else EMPTY, None
+        if not runs:
+            return None, EMPTY, None
+        return None, "failed" if any(r.failure for r in runs) else "unfinished", None
     if not kept:
         return None, "diverged", None
     value = statistics.fmean(progress.final(r) for r in kept)
@@ -197,8 +203,16 @@ def lr_heatmaps(sweep: Sweep, folder: Path, progress: Progress) -> list[tuple[st
     lrs = _sorted_values(sweep.runs, LR_KEY)
     columns = list(group_runs(sweep.runs, warmup_keys))
     panels = group_runs(sweep.runs, panel_keys)
-    figure = new_figure(1.6 + 1.5 * len(columns) * len(panels), 1.6 + 0.5 * len(lrs))
-    axes = figure.subplots(1, len(panels), squeeze=False, sharey=True)[0]
+    across = min(len(panels), PANELS_PER_ROW)
+    down = math.ceil(len(panels) / across)
+    title_lines = max(len(panel_keys), 1)
+    figure = new_figure(
+        1.6 + 1.8 * len(columns) * across, down * (1.2 + 0.5 * len(lrs) + 0.15 * title_lines)
+    )
+    grid = figure.subplots(down, across, squeeze=False, sharey=True)
+    axes = list(grid.flat)[: len(panels)]
+    for ax in list(grid.flat)[len(panels) :]:
+        ax.set_visible(False)  # the last row's places past the last panel
     for ax, panel in zip(axes, panels, strict=True):
         cells = group_runs(panels[panel], [LR_KEY, *warmup_keys])
         for i, lr in enumerate(lrs):
@@ -239,13 +253,15 @@ def lr_heatmaps(sweep: Sweep, folder: Path, progress: Progress) -> list[tuple[st
         ax.set_xticklabels([", ".join(c) or "—" for c in columns], fontsize=7)
         ax.set_yticklabels([_format_lr(lr) for lr in lrs], fontsize=7)
         ax.set_xlabel(", ".join(warmup_keys) or "(one warmup setting)", fontsize=8)
-        title = ", ".join(f"{k}={v}" for k, v in zip(panel_keys, panel, strict=True))
-        ax.set_title(title or "all runs", fontsize=8)
-    axes[0].set_ylabel(LR_KEY)
-    figure.colorbar(COLOURS, ax=list(axes), label=f"final {progress.metric}", shrink=0.8)
+        title = "\n".join(f"{k}={v}" for k, v in zip(panel_keys, panel, strict=True))
+        ax.set_title(title or "all runs", fontsize=7)
+    for row in grid:
+        row[0].set_ylabel(LR_KEY)
+    figure.colorbar(COLOURS, ax=axes, label=f"final {progress.metric}", shrink=0.8)
     save_png(figure, folder / "lr_window.png")
     caption = (
         f"Final {progress.metric} by learning rate and warmup (mean over runs that did not "
-        f"diverge); grey: diverged, hatched: never reached {progress.label}, blank: failed"
+        f"diverge); grey: diverged, hatched: never reached {progress.label}, blank: failed or "
+        "unfinished"
     )
     return [(caption, "lr_window.png")]
