@@ -85,8 +85,8 @@ def test_the_terminal_gets_one_line_per_job_start_and_end_the_details_go_to_trai
         assert len(lines[lr]) == 2, lines[lr]  # start and end
         assert f"start     {run.name}  ({threads} torch thread" in lines[lr][0]
     ends = {lr: found[1] for lr, found in lines.items()}
-    accuracy = runs[1e-3].metrics["val/seq_acc"]
-    assert f"done      {runs[1e-3].name}  val/seq_acc {accuracy:.3f}" in ends[1e-3]
+    accuracy, outcome = runs[1e-3].metrics["val/seq_acc"], runs[1e-3].metrics["outcome"]
+    assert f"done      {runs[1e-3].name}  val/seq_acc {accuracy:.3f}  {outcome}  (" in ends[1e-3]
     step = runs[1e3].metrics["diverged_at_step"]
     assert f"diverged  {runs[1e3].name}  at step {step}" in ends[1e3]
     assert f"failed    {runs[-1].name}  InvalidSetting: optim.lr=-1: out of range" in ends[-1]

@@ -83,3 +83,18 @@ def test_a_finished_jobs_end_line_shows_the_metric_its_sweep_optimizes(tmp_path)
     assert end_line(bleu, 2808.4) == "done      translation  val/bleu 37.680  (2808 s)"
     accuracy = finished_job(tmp_path / "reversal", None)  # no config: the default metric
     assert end_line(accuracy, 17) == "done      reversal  val/seq_acc 0.000  (17 s)"
+
+
+def test_a_finished_jobs_end_line_says_how_its_outcome_rule_judged_it(tmp_path):
+    job = tmp_path / "translation"
+    (job / ".hydra").mkdir(parents=True)
+    (job / ".hydra" / "overrides.yaml").write_text("- seed=0\n")
+    metrics = {"val/seq_acc": 0.0, "val/token_acc": 0.408, "outcome": "stalled"}
+    (job / "metrics.json").write_text(json.dumps(metrics))
+    rule = "outcome:\n  metric: val/token_acc\n  threshold: 0.5\n"
+    (job / "config_resolved.yaml").write_text(rule)
+    assert end_line(job, 1636) == (
+        "done      translation  val/seq_acc 0.000  stalled: val/token_acc 0.408 < 0.5  (1636 s)"
+    )
+    (job / "config_resolved.yaml").write_text(rule.replace("val/token_acc", "val/seq_acc"))
+    assert end_line(job, 17) == "done      translation  val/seq_acc 0.000  stalled  (17 s)"

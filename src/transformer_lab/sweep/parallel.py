@@ -43,6 +43,7 @@ from transformer_lab.callbacks.interrupt import hold_signals, release_signals
 from transformer_lab.console import ignore
 from transformer_lab.job.context import RunContext
 from transformer_lab.records import DamagedRecord
+from transformer_lab.runs.outcome import OutcomeRule
 from transformer_lab.runs.reader import read_run
 from transformer_lab.sweep.threads import gpus, job_threads, uses_gpus
 
@@ -169,6 +170,24 @@ def shown_metric(run) -> str:
     return metric if metric in run.metrics else "val/seq_acc"
 
 
+def outcome_words(run, shown: str) -> str:
+    """How the job ended by its outcome rule, ``learned`` or ``stalled``, with the rule's
+    value where the line shows another metric (``stalled: val/token_acc 0.408 < 0.5``: a
+    translation sweep learns by its token accuracy while its sentences are rarely all
+    right); empty for a job that recorded no outcome."""
+    outcome = run.metrics.get("outcome")
+    if outcome is None:
+        return ""
+    try:
+        rule = OutcomeRule.of_config(run.config)
+    except DamagedRecord:
+        return f"  {outcome}"
+    if rule.metric == shown or rule.metric not in run.metrics:
+        return f"  {outcome}"
+    side = ">=" if outcome == "learned" else "<"
+    return f"  {outcome}: {rule.metric} {run.metrics[rule.metric]:.3f} {side} {rule.threshold:g}"
+
+
 def end_line(job_dir: Path, seconds: float) -> str:
     """``done``, ``diverged``, ``failed`` or ``stopped``, what the job's files say about it
     (``stopped.json`` for a stop on a signal), and how long it took; a stopped job's line
@@ -187,7 +206,8 @@ def end_line(job_dir: Path, seconds: float) -> str:
         return f"diverged  {run.name}  at step {run.metrics['diverged_at_step']}  {took}"
     if run.finished:
         metric = shown_metric(run)
-        return f"done      {run.name}  {metric} {run.metrics[metric]:.3f}  {took}"
+        ended = f"{metric} {run.metrics[metric]:.3f}{outcome_words(run, metric)}"
+        return f"done      {run.name}  {ended}  {took}"
     return f"ended     {run.name}  without metrics.json or failed.json (see its train.log)  {took}"
 
 
