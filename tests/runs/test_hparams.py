@@ -17,6 +17,7 @@ from transformer_lab.job.run import train
 from transformer_lab.runs.hparams import (
     CURATED,
     differing_keys,
+    metric_names,
     override_key,
     run_hparams,
     shown_hparams,
@@ -145,3 +146,16 @@ def test_a_sweeps_entry_lists_only_what_it_varies_so_tensorboard_ticks_nothing_c
     assert shown_hparams(params, differs, frozenset(differs)) == {"model.ffn": "relu", "seed": 0}
     assert shown_hparams(params, {"seed"}, None) == params  # a single run: all of them
     assert shown_hparams(params, set(), frozenset()) == params  # nothing marked: all
+
+
+def test_the_outcome_rules_accuracy_is_among_the_metrics_tensorboard_ticks(compose_train):
+    names = metric_names(compose_train(["experiment=multi30k_warmup"]))
+    assert names[:5] == (
+        "val/loss",
+        "val/seq_acc",
+        "val/token_acc",  # what the rule judges: a translation's sentences are rarely all right
+        "outcome/learned",
+        "val/seq_acc_auc",
+    )
+    assert names[-4:] == ("val/bleu", "val/chrf", "test/bleu", "test/chrf")
+    assert metric_names(compose_train([]))[:3] == ("val/loss", "val/seq_acc", "outcome/learned")

@@ -156,9 +156,15 @@ def shown_hparams(
 
 
 def metric_names(cfg: DictConfig) -> tuple[str, ...]:
+    """The metrics HPARAMS lists: :data:`METRICS`, with the outcome rule's accuracy third
+    (among those TensorBoard ticks) where it is another (``val/token_acc`` in
+    ``experiment=multi30k_warmup``, where ``val/seq_acc`` is near 0 for every run), then
+    those of a ``test_long`` split and of text."""
     has_long = OmegaConf.select(cfg, "data.test_long_size", default=0)
     has_text = OmegaConf.select(cfg, "data.tokenizer", default=None) is not None
-    return METRICS + LONG_METRICS * bool(has_long) + TEXT_METRICS * has_text
+    rule = OmegaConf.select(cfg, "outcome.metric", default=None)
+    names = METRICS if rule in (None, *METRICS) else (*METRICS[:2], rule, *METRICS[2:])
+    return names + LONG_METRICS * bool(has_long) + TEXT_METRICS * has_text
 
 
 def mark_differs(experiment: Summary, keys: set[str]) -> Summary:
