@@ -66,3 +66,36 @@ def test_the_sweep_runs_only_what_its_rules_compare(regime):
     assert len(run) == 6 * 12 + 3 * 4  # six recipes everywhere, admin and the hybrid at 18
     shallow_admin = [c for c in run if "recipe=admin_no_warmup" in c and "depth=6" in c]
     assert shallow_admin == []
+
+
+@pytest.fixture(scope="module")
+def regime_24():
+    return composed("regime_24")
+
+
+def test_the_24_layer_grid_is_regimes_one_depth_deeper_on_seeds_of_its_own(regime, regime_24):
+    assert regime_24.model.num_encoder_layers == regime_24.model.num_decoder_layers == 24
+    for key in ("data", "optim", "trainer", "outcome"):  # all but the model's depth
+        assert regime_24[key] == regime[key], key
+    assert regime_24.model.d_model == regime.model.d_model == 32
+    params, sweeper = regime_24.hydra.sweeper.params, regime_24.hydra.sweeper
+    assert params["optim.lr"] == regime.hydra.sweeper.params["optim.lr"]
+    assert params.recipe.split(",") == ["post_warmup_400", "pre_warmup_400", "deepnorm_warmup_400"]
+    assert (sweeper.first, sweeper.budget, sweeper.max_minutes) == (8, 16, 30)
+    seeds = range(sweeper.first_seed, sweeper.first_seed + sweeper.budget)
+    regimes = range(regime.hydra.sweeper.first_seed, regime.hydra.sweeper.first_seed + 16)
+    assert not set(seeds) & set(regimes)
+    assert regime_24.hydra.sweep.dir.endswith("/multirun/regime_24")
+
+
+def test_the_24_layer_grid_judges_deep_post_norm_at_every_rate(regime_24):
+    rules = parse_hypotheses(regime_24.hypotheses)
+    cells = expand_across(rules, [overrides_of(cell) for cell in grid(regime_24)])
+    assert {c.family for c in cells} == {"deep_post_fails_at_24"}
+    assert len(cells) == 4 * 4  # 4 rules x 4 rates
+    assert {c.metric for c in cells} == {"outcome/learned", "outcome/learned@400"}
+    job = composed("regime_24", "recipe=deepnorm_warmup_400")
+    check_reported(cells, reported_by(job), "job of the sweep")  # InvalidSetting if not
+    sweeper = SequentialSweeper(None, "seed", 8, 16, 0.05, 7000)
+    sweeper.config = regime_24
+    assert len(sweeper.compared(grid(regime_24))) == 3 * 4  # every cell of its grid
