@@ -21,8 +21,8 @@ A cell's colour is that accuracy's final value, the mean over its runs that did 
 diverge.
 Cells that are not such a value say so in the cell itself, never by colour alone: a
 diverged cell is grey and reads ``diverged``; a failed one is blank and reads ``failed``,
-one whose runs have not finished (a sweep running or paused) blank and ``unfinished``; a cell
-whose runs never reached the target is hatched and reads ``< target`` under its value.
+one whose runs have not finished (a sweep running or paused) blank and ``unfinished``; a
+cell whose runs never reached the target is hatched and reads ``< target`` under its value.
 The panels wrap after :data:`PANELS_PER_ROW`, each titled a setting a line, so that a
 grid's dozens of configurations stay readable.
 """
