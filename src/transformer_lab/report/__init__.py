@@ -73,15 +73,24 @@ INTERVALS = (
 )
 
 
+NAMED_UNFINISHED = 20
+
+
 def _unfinished_lines(sweep: Sweep) -> list[str]:
-    lines = []
-    for run in sweep.unfinished:
-        if run.failure:
-            why = f"failed: {run.failure_reason}"
-        else:
-            why = "no metrics.json yet: still running, or stopped before the end"
-        lines.append(f"- `{run.name}`: {why}")
-    return lines
+    """Each failed job with its reason; the jobs still to finish, the first
+    :data:`NAMED_UNFINISHED` named (a grid paused early has hundreds)."""
+    failed = [f"- `{r.name}`: failed: {r.failure_reason}" for r in sweep.unfinished if r.failure]
+    waiting = [r.name for r in sweep.unfinished if not r.failure]
+    lines = [
+        f"- `{name}`: no metrics.json yet: still running, or stopped before the end"
+        for name in waiting[:NAMED_UNFINISHED]
+    ]
+    if len(waiting) > NAMED_UNFINISHED:
+        lines.append(
+            f"- and {len(waiting) - NAMED_UNFINISHED} more jobs without metrics.json "
+            "(`runs.csv` lists every job, `status` unfinished)"
+        )
+    return failed + lines
 
 
 def _replicates(sweep: Sweep) -> str:
