@@ -27,17 +27,23 @@ def scipy_p(a, b, permutation_type: str, alternative: str) -> float:
     return float(found.pvalue)
 
 
-def hand_made_job(sweep, overrides: dict, metrics: dict, curves: dict | None = None, config=""):
-    """A finished job folder as the CLI leaves it, with just the files the report reads:
-    ``.hydra/overrides.yaml`` and ``.hydra/config.yaml``, ``metrics.json``, the TensorBoard
-    ``curves`` ``{tag: [(step, value), ...]}`` and ``config_resolved.yaml`` (``config``,
-    YAML)."""
+def started_job(sweep, overrides: dict, config=""):
+    """A job folder as Hydra leaves it when the job starts, no record of its end yet:
+    ``.hydra/overrides.yaml`` and ``.hydra/config.yaml`` (``config``, YAML)."""
     job = sweep / ",".join(f"{k}={v}" for k, v in overrides.items()).replace("/", ".")
     (job / ".hydra").mkdir(parents=True)
     (job / ".hydra" / "overrides.yaml").write_text(
         "".join(f"- {k}={v}\n" for k, v in overrides.items())
     )
     (job / ".hydra" / "config.yaml").write_text(config or "{}\n")
+    return job
+
+
+def hand_made_job(sweep, overrides: dict, metrics: dict, curves: dict | None = None, config=""):
+    """A finished job folder as the CLI leaves it, with just the files the report reads:
+    :func:`started_job`'s, ``metrics.json``, the TensorBoard ``curves`` ``{tag: [(step,
+    value), ...]}`` and ``config_resolved.yaml`` (``config``, YAML)."""
+    job = started_job(sweep, overrides, config)
     (job / "metrics.json").write_text(json.dumps({"train_seconds": 1.0, **metrics}))
     if config:
         (job / "config_resolved.yaml").write_text(config)

@@ -16,6 +16,8 @@ from transformer_lab.report.lr_window import COLOURS, _cell_text, best_lr_table
 from transformer_lab.report.progress import Progress
 from transformer_lab.report.sweep import load_sweep
 
+from .conftest import started_job
+
 BY_SEQUENCE = Progress("val/seq_acc", 0.9)  # the default
 DIVERGED = "diverged"
 FAILED = "failed"
@@ -129,16 +131,12 @@ def test_a_stalled_run_with_a_low_loss_is_not_stable(tmp_path):
 def test_a_seed_still_running_is_not_read_as_one_that_never_trains(tmp_path):
     make_job(tmp_path, "post", "1e-3", "constant", 0, 0.95)
     make_job(tmp_path, "post", "2e-3", "constant", 0, 0.0)
-    running = tmp_path / "model.norm=post,optim.lr=1e-3,optim.schedule=constant,seed=1"
-    (running / ".hydra").mkdir(parents=True)  # started: overrides, no metrics.json yet
-    (running / ".hydra" / "overrides.yaml").write_text(
-        "- model.norm=post\n- optim.lr=1e-3\n- optim.schedule=constant\n- seed=1\n"
-    )
-    (running / ".hydra" / "config.yaml").write_text("{}\n")
-    runs = load_sweep(tmp_path).runs
-    (row,) = rows(best_lr_table(load_sweep(tmp_path), BY_SEQUENCE))
+    running = {"model.norm": "post", "optim.lr": "1e-3", "optim.schedule": "constant", "seed": 1}
+    started_job(tmp_path, running)  # no metrics.json yet
+    sweep = load_sweep(tmp_path)
+    (row,) = rows(best_lr_table(sweep, BY_SEQUENCE))
     assert row[-1] == "0: 0.001"  # not "0: 0.001, 1: none"
-    unfinished = [r for r in runs if r.overrides["seed"] == "1"]
+    unfinished = [r for r in sweep.runs if r.overrides["seed"] == "1"]
     assert _cell_text(unfinished, BY_SEQUENCE) == (None, "unfinished", None)  # not "failed"
 
 

@@ -7,16 +7,12 @@ import json
 
 from transformer_lab.report import main
 
-from .conftest import hand_made_job
+from .conftest import hand_made_job, started_job
 
 
-def started_job(sweep, seed: int, failed: bool = False) -> None:
-    """A job folder as Hydra leaves it when the job starts: its overrides; ``failed.json``
-    for one that failed."""
-    job = sweep / f"model.norm=post,seed={seed}"
-    (job / ".hydra").mkdir(parents=True)
-    (job / ".hydra" / "overrides.yaml").write_text(f"- model.norm=post\n- seed={seed}\n")
-    (job / ".hydra" / "config.yaml").write_text("{}\n")
+def started_job_of(sweep, seed: int, failed: bool = False) -> None:
+    """A post-norm job started with ``seed``; ``failed.json`` for one that failed."""
+    job = started_job(sweep, {"model.norm": "post", "seed": seed})
     if failed:
         failure = {"error": "InvalidSetting", "message": "optim.lr=-1: out of range"}
         (job / "failed.json").write_text(json.dumps(failure))
@@ -25,9 +21,9 @@ def started_job(sweep, seed: int, failed: bool = False) -> None:
 def test_a_long_list_of_unfinished_jobs_names_the_first_20_and_counts_the_rest(tmp_path):
     for seed in range(2):
         hand_made_job(tmp_path, {"model.norm": "pre", "seed": seed}, {"val/seq_acc": 0.9})
-    started_job(tmp_path, 99, failed=True)
+    started_job_of(tmp_path, 99, failed=True)
     for seed in range(25):
-        started_job(tmp_path, seed)
+        started_job_of(tmp_path, seed)
     assert main([str(tmp_path)]) == 0
     section = (tmp_path / "report.md").read_text().split("## Not finished\n")[1]
     lines = section.split("\n## ")[0].strip().splitlines()

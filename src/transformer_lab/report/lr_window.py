@@ -210,8 +210,9 @@ def lr_heatmaps(sweep: Sweep, folder: Path, progress: Progress) -> list[tuple[st
         1.6 + 1.8 * len(columns) * across, down * (1.2 + 0.5 * len(lrs) + 0.15 * title_lines)
     )
     grid = figure.subplots(down, across, squeeze=False, sharey=True)
-    axes = list(grid.flat)[: len(panels)]
-    for ax in list(grid.flat)[len(panels) :]:
+    places = list(grid.flat)
+    axes = places[: len(panels)]
+    for ax in places[len(panels) :]:
         ax.set_visible(False)  # the last row's places past the last panel
     for ax, panel in zip(axes, panels, strict=True):
         cells = group_runs(panels[panel], [LR_KEY, *warmup_keys])
