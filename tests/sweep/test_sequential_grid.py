@@ -87,7 +87,8 @@ class StoppedAfterFirstChunk:
         return []
 
 
-def test_ctrl_c_stops_the_launching_of_the_remaining_chunks(tmp_path, monkeypatch):
+def stopped_sweeper(tmp_path) -> SequentialSweeper:
+    """A parallel sweep whose first chunk of jobs is stopped by Ctrl-C."""
     found = sweeper()
     found.config = OmegaConf.create(
         {
@@ -100,6 +101,24 @@ def test_ctrl_c_stops_the_launching_of_the_remaining_chunks(tmp_path, monkeypatc
         }
     )
     found.launcher = StoppedAfterFirstChunk(tmp_path / STOP_FILE)
+    return found
+
+
+def test_ctrl_c_stops_the_launching_of_the_remaining_chunks(tmp_path, monkeypatch):
+    found = stopped_sweeper(tmp_path)
     monkeypatch.setattr(found, "grid", lambda arguments: GRID)
     found.sweep([])
     assert len(found.launcher.launched) == 1  # 20 jobs at the first stage: 3 chunks of 8
+
+
+def test_a_stage_stopped_by_ctrl_c_in_its_last_chunk_is_not_looked_at(
+    tmp_path, monkeypatch, caplog
+):
+    found = stopped_sweeper(tmp_path)
+    monkeypatch.setattr(found, "grid", lambda arguments: GRID)
+    monkeypatch.setattr(f"{SequentialSweeper.__module__}.CHUNK", 20)  # the stage: one chunk
+    monkeypatch.setattr(found, "look", lambda *args: pytest.fail("looked at a stopped stage"))
+    with caplog.at_level("INFO"):
+        found.sweep([])
+    assert len(found.launcher.launched) == 1
+    assert "stopped by Ctrl-C before the look after 4 seeds" in caplog.text

@@ -156,7 +156,9 @@ class SequentialSweeper(Sweeper):
         seeds = [str(seed) for seed in self.design.seeds]
         verdicts = judge_looks(sweep, read_hypotheses(sweep), self.design, seeds)
         for verdict in verdicts:
-            log.info("look after %d seeds: %s %s", stage, verdict.hypothesis.id, verdict.word)
+            log.info(
+                "look after %d seeds: %s %s", verdict.look, verdict.hypothesis.id, verdict.word
+            )
         return verdicts
 
     def sweep(self, arguments: list[str]) -> Any:
@@ -185,7 +187,21 @@ class SequentialSweeper(Sweeper):
                 chunk = jobs[start : start + CHUNK]
                 returns.append(self.launcher.launch(chunk, initial_job_idx=self.job_index))
                 self.job_index += len(chunk)
+            if sweep_stopping(self.config.hydra):
+                log.info(
+                    "stopped by Ctrl-C before the look after %d seeds; the same command "
+                    "continues the sweep",
+                    stage,
+                )
+                return returns
             verdicts = self.look(sweep_dir, stage)
+            if any(not v.decided and (v.look != stage or v.unfinished) for v in verdicts):
+                log.info(
+                    "no look after %d seeds: some of its jobs did not finish (see above); the "
+                    "same command runs them again",
+                    stage,
+                )
+                return returns
             undecided = [v.hypothesis for v in verdicts if not v.decided]
             cells = [cell for cell in grid if any(_compares(h, cell) for h in undecided)]
             if not cells:

@@ -46,7 +46,7 @@ from transformer_lab.report.comparisons import (
 from transformer_lab.report.family import holm
 from transformer_lab.report.proportions import RateDifference
 from transformer_lab.report.statistics import MIN_RUNS, Difference, Power
-from transformer_lab.report.sweep import Sweep
+from transformer_lab.report.sweep import Sweep, group_runs
 from transformer_lab.report.table import interval_cell, learned_cell, metric_format
 from transformer_lab.runs.outcome import LEARNED, budget_of, is_learned
 from transformer_lab.sweep.hypotheses import (
@@ -131,6 +131,7 @@ class Verdict:
     family: int  # p-values adjusted together: twice the rules
     look: int | None = None  # seeds per configuration of a sequential sweep's look
     looks: int = 1  # a sequential sweep's looks, between which the level is split
+    unfinished: str | None = None  # the first look, its stage not yet run: what it has so far
 
     @property
     def first_step(self) -> float:
@@ -146,6 +147,8 @@ class Verdict:
 
     @property
     def word(self) -> str:
+        if self.unfinished:
+            return f"inconclusive (look after {self.look} seeds unfinished: {self.unfinished})"
         reason = untested(self.comparison)
         if reason:
             return f"inconclusive ({reason})"
@@ -231,22 +234,41 @@ def first_seeds(sweep: Sweep, seeds: list[str], n: int) -> Sweep:
     return Sweep(sweep.path, runs, sweep.replicate_key)
 
 
+def runs_per_configuration(sweep: Sweep, comparison: Comparison) -> int:
+    """The fewest finished runs (diverged ones too) among the configurations the rule
+    compares; 0 where a side has none yet."""
+    sides = [comparison.a, comparison.b]
+    counts = [len(runs) for side in sides for runs in group_runs(side, sweep.config_keys).values()]
+    return min(counts) if all(sides) else 0
+
+
 def judge_looks(
     sweep: Sweep, hypotheses: Sequence[Hypothesis], design: SequentialDesign, seeds: list[str]
 ) -> list[Verdict]:
-    """Each hypothesis judged at every look the sweep has reached, at the level per look:
-    the first look that decides it, or the last look."""
-    ran = {r.overrides.get(sweep.replicate_key) for r in sweep.finished}
-    looks = [n for n in design.stages if seeds[n - 1] in ran] or design.stages[:1]
+    """Each hypothesis judged at every look the sweep has completed, at the level per look:
+    the first look that decides it, or the last one completed.
+
+    A look is complete once every configuration that a rule still undecided compares has
+    finished each of the look's seeds. A stage run in part (its jobs running, stopped,
+    failed, or kept as they end) is not looked at: verdicts on part of a stage would be
+    looks the level was not split for. Until the first look completes, its verdicts so far
+    are given, marked ``unfinished``, and decide nothing."""
     verdicts: dict[str, Verdict] = {}
-    for n in looks:
+    for n in design.stages:
         judged = judge_all(
             first_seeds(sweep, seeds, n), hypotheses, design.level_per_look, len(design.stages)
         )
-        for verdict in judged:
-            known = verdicts.get(verdict.hypothesis.id)
-            if known is None or not known.decided:
-                verdicts[verdict.hypothesis.id] = replace(verdict, look=n)
+        decided = {name for name, verdict in verdicts.items() if verdict.decided}
+        pending = [v for v in judged if v.hypothesis.id not in decided]
+        have = min((runs_per_configuration(sweep, v.comparison) for v in pending), default=n)
+        if have < n:
+            if not verdicts:
+                unfinished = f"a configuration has {have} of its {n} seeds"
+                verdicts = {
+                    v.hypothesis.id: replace(v, look=n, unfinished=unfinished) for v in judged
+                }
+            break
+        verdicts |= {v.hypothesis.id: replace(v, look=n) for v in pending}
     return [verdicts[h.id] for h in hypotheses]
 
 
