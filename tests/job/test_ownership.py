@@ -39,12 +39,13 @@ def test_a_new_an_empty_and_a_cut_short_start_folder_may_be_written_into(tmp_pat
     check_folder(cut, config, "hydra.run.dir")
 
 
-def test_a_run_folder_is_its_own_configs_whatever_its_ckpt_path(tmp_path, config):
+def test_a_run_folder_is_its_own_configs_whatever_its_ckpt_path_and_paths(tmp_path, config):
     run = tmp_path / "run"
     (run / ".hydra").mkdir(parents=True)
     (run / "metrics.json").write_text("{}")
     earlier = config.copy()
     earlier.ckpt_path = "/somewhere/last.ckpt"
+    earlier.paths.outputs_root = "/another/machine/outputs"  # a sweep kept and continued here
     OmegaConf.save(earlier, run / ".hydra" / "config.yaml")
     check_folder(run, config, "hydra.run.dir")
     config.model.d_model = 64

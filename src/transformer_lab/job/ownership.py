@@ -10,7 +10,8 @@ before anything is written.
 
 A fresh run writes into a new or empty folder, or into the folder of an earlier start of
 this same config (a requeued job, a sweep run again, a command with a fixed
-``hydra.run.dir``), whose ``.hydra/config.yaml`` equals this config but for ``ckpt_path``:
+``hydra.run.dir``), whose ``.hydra/config.yaml`` equals this config but for ``ckpt_path``
+and ``paths``:
 :func:`check_folder`, before Hydra writes there. ``hydra.run.dir=/`` or ``/etc`` is
 refused, as is a folder of another config.
 """
@@ -37,11 +38,15 @@ OWN_FOLDER = "a new or empty folder, or the folder of an earlier run of this sam
 
 
 def experiment(config) -> dict:
-    """A config as given (unresolved) without ``ckpt_path``: what makes two starts the
-    same experiment (``ckpt_path=last`` finds the runs of this one)."""
+    """A config as given (unresolved) without ``ckpt_path`` and ``paths``: what makes two
+    starts the same experiment (``ckpt_path=last`` finds the runs of this one). Where its
+    files are is not part of it: a sweep kept and continued on another machine
+    (:mod:`transformer_lab.sweep.keep`) or an outputs folder moved is the same experiment
+    under another ``paths.outputs_root``."""
     tree = OmegaConf.to_container(config, resolve=False) if OmegaConf.is_config(config) else config
     tree = dict(tree)
     tree.pop("ckpt_path", None)
+    tree.pop("paths", None)
     return tree
 
 
