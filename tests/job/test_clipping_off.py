@@ -52,6 +52,7 @@ ON_A_CPU = {
     "pe_extrapolation": ["data.test_long_size=16"],
     "multi30k_base": REAL_CORPUS,
     "multi30k_warmup": REAL_CORPUS,
+    "multi30k_warmup_bleu": REAL_CORPUS,
 }
 
 
