@@ -70,12 +70,20 @@ def test_only_a_multirun_through_joblib_counts_as_parallel_not_one_run_of_such_a
 
 def test_each_gpu_is_claimed_by_one_job_at_a_time(tmp_path):
     holder, other, third = Worker(), Worker(), Worker()  # three worker processes
-    first = holder.claim_gpu(tmp_path, 2)
-    assert {first, other.claim_gpu(tmp_path, 2)} == {0, 1}
-    with pytest.raises(RuntimeError, match=r"all 2 GPUs are held by other jobs"):
-        third.claim_gpu(tmp_path, 2)
+    first = holder.claim_gpu(tmp_path, 2, n_jobs=2)
+    assert {first, other.claim_gpu(tmp_path, 2, n_jobs=2)} == {0, 1}
+    with pytest.raises(RuntimeError, match=r"all 1 places on each of 2 GPUs are held"):
+        third.claim_gpu(tmp_path, 2, n_jobs=2)
     holder.gpu_lock.release()  # its process ends: the GPU is free again
-    assert third.claim_gpu(tmp_path, 2) == first
+    assert third.claim_gpu(tmp_path, 2, n_jobs=2) == first
+
+
+def test_more_jobs_than_gpus_share_them_evenly(tmp_path):
+    workers = [Worker() for _ in range(6)]  # n_jobs=5 on 2 GPUs: 3 places a GPU
+    claimed = [worker.claim_gpu(tmp_path, 2, n_jobs=5) for worker in workers]
+    assert claimed == [0, 1, 0, 1, 0, 1]  # every GPU's first place before any second
+    with pytest.raises(RuntimeError, match=r"allowed: n_jobs <= 6"):
+        Worker().claim_gpu(tmp_path, 2, n_jobs=5)
 
 
 def test_ddp_inside_a_parallel_local_sweep_is_refused_with_one_clear_message(compose_train):

@@ -6,7 +6,8 @@ sends everything it prints (the progress bar, Lightning's notices, the log, the 
 table) to its own ``train.log``, and the terminal gets one line when a job starts and one
 when it ends: its name, its status, and its final ``val/seq_acc`` or its error. The job
 also takes its share of the machine: ``cores // n_jobs`` torch threads, decided at the
-sweep's start (:mod:`transformer_lab.sweep.threads`), and, on GPUs, a GPU of its own.
+sweep's start (:mod:`transformer_lab.sweep.threads`), and, on GPUs, a GPU of its own, or
+an even share of the GPUs where ``n_jobs`` is above their number.
 
 Ctrl-C reaches the sweep's process and every worker (one process group). Each running job
 saves ``last.ckpt`` at the end of its batch and says so on its end line, with the command
@@ -42,10 +43,11 @@ from omegaconf import DictConfig
 from transformer_lab.callbacks.interrupt import hold_signals, release_signals
 from transformer_lab.console import ignore
 from transformer_lab.job.context import RunContext
+from transformer_lab.job.threads import cores
 from transformer_lab.records import DamagedRecord
 from transformer_lab.runs.outcome import OutcomeRule
 from transformer_lab.runs.reader import read_run
-from transformer_lab.sweep.threads import gpus, job_threads, uses_gpus
+from transformer_lab.sweep.threads import gpus, job_threads, jobs_at_once, uses_gpus
 
 STOP_FILE = ".stopping"  # in the sweep folder, from the first Ctrl-C: start no more jobs
 SWEEP_PID = "TRANSFORMER_LAB_SWEEP_PID"  # the parallel sweep's process, set in its workers
@@ -100,19 +102,26 @@ class Worker:
     def orphaned(self) -> bool:
         return self.parent is not None and os.getppid() != self.parent
 
-    def claim_gpu(self, sweep_dir: Path, count: int) -> int:
-        """The index of a GPU no other process of the sweep holds; held until this one
-        ends. With ``n_jobs`` = GPUs one is always free. A :class:`~filelock.FileLock`: the
-        operating system's lock on every system (``fcntl`` exists on POSIX only)."""
-        for index in range(count):
-            lock = FileLock(sweep_dir / f".gpu{index}.lock")
-            try:
-                lock.acquire(timeout=0)
-            except Timeout:
-                continue
-            self.gpu_lock = lock
-            return index
-        raise RuntimeError(f"all {count} GPUs are held by other jobs; allowed: n_jobs <= {count}")
+    def claim_gpu(self, sweep_dir: Path, count: int, n_jobs: int) -> int:
+        """The index of a GPU for this process, held until it ends. With ``n_jobs`` above
+        ``count`` the jobs share the GPUs evenly, at most ``ceil(n_jobs / count)`` a GPU
+        (a small model leaves a large GPU mostly idle); each a process of its own. A
+        :class:`~filelock.FileLock` per place: the operating system's lock on every system
+        (``fcntl`` exists on POSIX only)."""
+        places = -(-n_jobs // count)
+        for place in range(places):  # every GPU's first place before any GPU's second
+            for index in range(count):
+                lock = FileLock(sweep_dir / f".gpu{index}.{place}.lock")
+                try:
+                    lock.acquire(timeout=0)
+                except Timeout:
+                    continue
+                self.gpu_lock = lock
+                return index
+        raise RuntimeError(
+            f"all {places} places on each of {count} GPUs are held by other jobs; allowed: "
+            f"n_jobs <= {count * places}"
+        )
 
     def use_own_gpu(self, config: DictConfig) -> None:
         """Show CUDA only this process's GPU, claimed by its first job."""
@@ -120,7 +129,8 @@ class Worker:
             return
         visible = os.environ.get("CUDA_VISIBLE_DEVICES")
         devices = visible.split(",") if visible else [str(i) for i in range(gpus())]
-        index = self.claim_gpu(Path(config.hydra.sweep.dir), len(devices))
+        n_jobs = jobs_at_once(config.hydra.launcher.n_jobs, cores())
+        index = self.claim_gpu(Path(config.hydra.sweep.dir), len(devices), n_jobs)
         os.environ["CUDA_VISIBLE_DEVICES"] = devices[index]
 
     def say(self, line: str) -> None:

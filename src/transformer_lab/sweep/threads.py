@@ -45,13 +45,18 @@ def sweep_n_jobs(accelerator: str) -> int:
     return max(1, gpus()) if uses_gpus(accelerator) else cores()
 
 
-def threads_per_job(n_jobs: int, available: int) -> int:
-    """``available // n_jobs``, at least 1; ``n_jobs`` < 0 counts back from all cores, as in
-    joblib (-1: all of them, -2: all but one)."""
+def jobs_at_once(n_jobs: int, available: int) -> int:
+    """The jobs a joblib launcher of ``n_jobs`` runs side by side on ``available`` cores:
+    ``n_jobs`` < 0 counts back from all cores, as in joblib (-1: all of them, -2: all but
+    one)."""
     if n_jobs == 0:
         raise ValueError("hydra.launcher.n_jobs=0; allowed: a positive number of jobs, or -1")
-    running = n_jobs if n_jobs > 0 else max(1, available + 1 + n_jobs)
-    return max(1, available // running)
+    return n_jobs if n_jobs > 0 else max(1, available + 1 + n_jobs)
+
+
+def threads_per_job(n_jobs: int, available: int) -> int:
+    """``available`` shared by :func:`jobs_at_once`, at least 1 thread a job."""
+    return max(1, available // jobs_at_once(n_jobs, available))
 
 
 def parallel_share(n_jobs: int) -> ThreadChoice:
