@@ -1,6 +1,8 @@
 """experiment=multi30k_warmup puts the warmup experiment's claims to real translation, stated
 before its runs: Xiong et al.'s own two learning rates, the paper's base depth, each claim
-judged at each rate as a family, and rules whose metrics a Multi30k job reports."""
+judged at each rate as a family, and rules whose metrics a Multi30k job reports.
+experiment=multi30k_warmup_bleu judges post-norm's warmup by BLEU, a rule stated after
+multi30k_warmup's first look and so judged only on seeds that no run used."""
 
 import pytest
 
@@ -11,6 +13,7 @@ from transformer_lab.sweep.hypotheses import (
     parse_hypotheses,
     reported_by,
 )
+from transformer_lab.sweep.sequential import SequentialDesign
 
 from .experiment_grid import composed, grid
 
@@ -52,3 +55,39 @@ def test_each_claim_is_judged_at_each_rate_and_at_both_budgets(experiment):
     check_reported(
         rules, reported_by(composed("multi30k_warmup", "recipe=pre_no_warmup")), "job of the sweep"
     )
+
+
+@pytest.fixture(scope="module")
+def bleu_experiment():
+    return composed("multi30k_warmup_bleu")
+
+
+def seeds(cfg) -> set[int]:
+    return set(SequentialDesign.of_sweeper(cfg.hydra.sweeper).seeds)
+
+
+def test_the_bleu_rules_seeds_are_none_that_multi30k_warmup_ran_or_will_run(
+    experiment, bleu_experiment
+):
+    assert seeds(bleu_experiment).isdisjoint(seeds(experiment))
+    assert min(seeds(bleu_experiment)) == 3100 and len(seeds(bleu_experiment)) == 16
+
+
+def test_the_bleu_rule_runs_multi30k_warmups_setting_with_post_norms_two_recipes(
+    experiment, bleu_experiment
+):
+    for key in ("model", "optim", "data", "trainer", "outcome"):
+        assert bleu_experiment[key] == experiment[key], key
+    jobs = cells(bleu_experiment)
+    assert sorted({job["recipe"] for job in jobs}) == ["post_no_warmup", "post_warmup_400"]
+    assert sorted({job["optim.lr"] for job in jobs}) == ["0.0005", "0.001"]
+
+
+def test_the_bleu_rule_is_judged_at_each_rate_and_a_job_reports_it(bleu_experiment):
+    rules = expand_across(parse_hypotheses(bleu_experiment.hypotheses), cells(bleu_experiment))
+    assert [(r.metric, r.values, dict(r.fixed)["optim.lr"]) for r in rules] == [
+        ("val/bleu", ("post_warmup_400", "post_no_warmup"), "0.0005"),
+        ("val/bleu", ("post_warmup_400", "post_no_warmup"), "0.001"),
+    ]
+    job = composed("multi30k_warmup_bleu", "recipe=post_warmup_400")
+    check_reported(rules, reported_by(job), "job of the sweep")
