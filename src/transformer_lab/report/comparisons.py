@@ -153,14 +153,20 @@ def _has(run: Run, settings: Settings) -> bool:
     return all(same_value(value, run.overrides.get(key, NOT_SET)) for key, value in settings)
 
 
-def _fewest(sweep: Sweep, sides: list[list[Run]], metric: str, diverged_value) -> int:
-    """The fewest runs with a value among the configurations on either side."""
+def fewest_runs(sweep: Sweep, sides: Sequence[list[Run]], count=len) -> int:
+    """The fewest runs (``count`` of a configuration's runs) among the configurations on
+    either side; 0 where a side has none."""
     counts = [
-        len(runs if is_learned(metric) else metric_values(runs, metric, diverged_value))
-        for side in sides
-        for runs in group_runs(side, sweep.config_keys).values()
+        count(runs) for side in sides for runs in group_runs(side, sweep.config_keys).values()
     ]
     return min(counts) if all(sides) else 0
+
+
+def _fewest(sweep: Sweep, sides: list[list[Run]], metric: str, diverged_value) -> int:
+    """The fewest runs with a value among the configurations on either side."""
+    if is_learned(metric):
+        return fewest_runs(sweep, sides)
+    return fewest_runs(sweep, sides, lambda runs: len(metric_values(runs, metric, diverged_value)))
 
 
 def _continuous(sweep, metric, key, sides, fixed, diverged_value) -> Difference:

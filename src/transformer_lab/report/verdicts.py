@@ -39,6 +39,7 @@ from transformer_lab.report.comparisons import (
     Comparison,
     compare,
     difference_cell,
+    fewest_runs,
     metric_values,
     pairing_cell,
     seeds_text,
@@ -46,7 +47,7 @@ from transformer_lab.report.comparisons import (
 from transformer_lab.report.family import holm
 from transformer_lab.report.proportions import RateDifference
 from transformer_lab.report.statistics import MIN_RUNS, Difference, Power
-from transformer_lab.report.sweep import Sweep, group_runs
+from transformer_lab.report.sweep import Sweep
 from transformer_lab.report.table import interval_cell, learned_cell, metric_format
 from transformer_lab.runs.outcome import LEARNED, budget_of, is_learned
 from transformer_lab.sweep.hypotheses import (
@@ -234,14 +235,6 @@ def first_seeds(sweep: Sweep, seeds: list[str], n: int) -> Sweep:
     return Sweep(sweep.path, runs, sweep.replicate_key)
 
 
-def runs_per_configuration(sweep: Sweep, comparison: Comparison) -> int:
-    """The fewest finished runs (diverged ones too) among the configurations the rule
-    compares; 0 where a side has none yet."""
-    sides = [comparison.a, comparison.b]
-    counts = [len(runs) for side in sides for runs in group_runs(side, sweep.config_keys).values()]
-    return min(counts) if all(sides) else 0
-
-
 def judge_looks(
     sweep: Sweep, hypotheses: Sequence[Hypothesis], design: SequentialDesign, seeds: list[str]
 ) -> list[Verdict]:
@@ -260,7 +253,10 @@ def judge_looks(
         )
         decided = {name for name, verdict in verdicts.items() if verdict.decided}
         pending = [v for v in judged if v.hypothesis.id not in decided]
-        have = min((runs_per_configuration(sweep, v.comparison) for v in pending), default=n)
+        # finished runs, diverged ones too, of the fewest-run configuration a rule compares
+        have = min(
+            (fewest_runs(sweep, [v.comparison.a, v.comparison.b]) for v in pending), default=n
+        )
         if have < n:
             if not verdicts:
                 unfinished = f"a configuration has {have} of its {n} seeds"
