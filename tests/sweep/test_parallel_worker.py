@@ -14,6 +14,7 @@ from hydra.core.global_hydra import GlobalHydra
 from hydra.types import RunMode
 
 from transformer_lab.sweep.parallel import ParallelJobs, Worker, end_line
+from transformer_lab.sweep_process import SWEEP_PID
 
 CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
 
@@ -98,3 +99,29 @@ def test_a_finished_jobs_end_line_says_how_its_outcome_rule_judged_it(tmp_path):
     )
     (job / "config_resolved.yaml").write_text(rule.replace("val/token_acc", "val/seq_acc"))
     assert end_line(job, 17) == "done      translation  val/seq_acc 0.000  stalled  (17 s)"
+
+
+def a_worker_of(sweep_pid: int, monkeypatch) -> Worker:
+    """A :class:`Worker` in this process as if a sweep ``sweep_pid`` had started it, its
+    first job arrived; the watching thread not started (it would SIGTERM this process)."""
+    monkeypatch.setenv(SWEEP_PID, str(sweep_pid))
+    monkeypatch.setattr(Worker, "_watch", lambda self: None)
+    worker = Worker()
+    worker.watch_parent()
+    return worker
+
+
+def test_a_worker_whose_first_job_arrives_after_the_sweep_died_knows_itself_orphaned(
+    monkeypatch,
+):
+    # the sweep's process (not this one's parent) was killed before the job arrived: the
+    # worker's parent is now whoever adopted it, which it must not take for the sweep
+    assert a_worker_of(os.getppid() + 1_000_000, monkeypatch).orphaned
+
+
+def test_a_worker_of_a_living_sweep_is_not_orphaned_and_the_sweeps_own_process_watches_nothing(
+    monkeypatch,
+):
+    assert not a_worker_of(os.getppid(), monkeypatch).orphaned
+    in_the_sweep = a_worker_of(os.getpid(), monkeypatch)  # joblib's n_jobs=1 runs jobs here
+    assert in_the_sweep.parent is None and not in_the_sweep.orphaned

@@ -48,9 +48,9 @@ from transformer_lab.records import DamagedRecord
 from transformer_lab.runs.outcome import OutcomeRule
 from transformer_lab.runs.reader import read_run
 from transformer_lab.sweep.threads import gpus, job_threads, jobs_at_once, uses_gpus
+from transformer_lab.sweep_process import mark_sweep_process, sweep_process
 
 STOP_FILE = ".stopping"  # in the sweep folder, from the first Ctrl-C: start no more jobs
-SWEEP_PID = "TRANSFORMER_LAB_SWEEP_PID"  # the parallel sweep's process, set in its workers
 ORPHAN_POLL_SECONDS = 1.0  # how often a worker checks that the sweep's process lives
 
 
@@ -85,12 +85,15 @@ class Worker:
         self.parent: int | None = None  # the sweep's process, watched from the first job on
 
     def watch_parent(self) -> None:
-        """From this process's first job on, a thread that checks every second whether the
-        sweep's process is still its parent, and sends this process SIGTERM once it is not
-        (the parent died, and the worker was handed to another)."""
+        """In a sweep's worker, from its first job on, a thread that checks every second
+        whether the sweep's process is still its parent, and sends this process SIGTERM
+        once it is not (the parent died, and the worker was handed to another). Nothing
+        in any other process."""
         if self.parent is not None:
             return
-        self.parent = os.getppid()
+        self.parent = sweep_process()
+        if self.parent is None:
+            return
         threading.Thread(target=self._watch, name="sweep-parent", daemon=True).start()
 
     def _watch(self) -> None:
@@ -236,13 +239,12 @@ class ParallelJobs(Callback):
         sees to that.)"""
         ignore("launcher_schema")
         self.__dict__.update(state)
-        if os.environ.get(SWEEP_PID, str(os.getpid())) != str(os.getpid()):
-            WORKER.watch_parent()  # a worker, from its first job's arrival: before Hydra's set-up
+        WORKER.watch_parent()  # from a worker's first job's arrival: before Hydra's set-up
 
     def on_multirun_start(self, config: DictConfig, **kwargs) -> None:
         if not runs_in_parallel(config.hydra):
             return
-        os.environ[SWEEP_PID] = str(os.getpid())  # the workers it starts inherit it
+        mark_sweep_process()
         self.stop_file = Path(config.hydra.sweep.dir) / STOP_FILE
         self.stop_file.unlink(missing_ok=True)
         self.previous_handler = signal.signal(signal.SIGINT, self._stop_sweep)

@@ -13,8 +13,8 @@ outside those tests, nothing happens.
 - ``test``: a batch of the test.
 
 ``@<n>`` left out means the first time. The signal (``SIGKILL``, ``SIGINT``, ``SIGTERM``,
-``SIGUSR1``, ...) goes to this process, or with ``:parent`` to its parent (a parallel
-sweep's process, from a job in one of its workers), once: firing removes the variable from
+``SIGUSR1``, ...) goes to this process, or with ``:parent`` to the parallel sweep whose
+worker runs the job (while that process lives), once: firing removes the variable from
 this process's environment (a command run in the test process gets it back afterwards).
 """
 
@@ -24,11 +24,12 @@ import signal
 import lightning as L
 from lightning.pytorch.trainer.states import TrainerFn
 
+from transformer_lab.sweep_process import sweep_process
+
 ENVIRONMENT = "TRANSFORMER_LAB_FAULT"
 MOMENTS = ("setup", "step", "checkpoint_save", "closing_validation", "test")
 
 _passed: dict[tuple[str, str], int] = {}  # (fault, moment) -> times passed under it
-_PARENT = os.getppid()  # the process that started this one (a parallel sweep's own)
 
 
 def _wanted() -> tuple[str, int, signal.Signals, bool] | None:
@@ -54,10 +55,11 @@ def fault_point(moment: str, at: int | None = None) -> None:
     name, count, signum, to_parent = wanted
     if name == moment and (_passed[key] if at is None else at) == count:
         del os.environ[ENVIRONMENT]
+        sweep = sweep_process()
         if not to_parent:
             os.kill(os.getpid(), signum)
-        elif os.getppid() == _PARENT:  # never the process an orphan was handed to
-            os.kill(_PARENT, signum)
+        elif sweep is not None and os.getppid() == sweep:  # never an orphan's adopter
+            os.kill(sweep, signum)
 
 
 def armed() -> bool:
