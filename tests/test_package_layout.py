@@ -1,8 +1,9 @@
 """The package is laid out by stage, and a folder imports only from folders earlier in the
 flow (README, *Where things are*): config, model and data, training, callbacks, runs, job,
 sweep, report. The entry points (the root's train.py and evaluate.py) and bench/ may import
-any of them; tokens.py, console.py, records.py (every file the lab writes, atomically) and
-private_apis.py are imported by all."""
+any of them; tokens.py, console.py, records.py (every file the lab writes, atomically),
+private_apis.py and sweep_process.py (a parallel sweep's pid, for its workers and the fault
+tests) are imported by all."""
 
 import ast
 from pathlib import Path
@@ -12,7 +13,8 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "transformer_lab"
 STAGES = ["config", "model", "data", "training", "callbacks", "runs", "job", "sweep", "report"]
 PEERS = {"model": "data", "data": "model"}  # one stage: neither needs the other, both may
-SHARED = {"tokens", "console", "records", "private_apis"}  # root modules every stage may import
+# root modules every stage may import
+SHARED = {"tokens", "console", "records", "private_apis", "sweep_process"}
 ROOT_MODULES = {"__init__.py", "train.py", "evaluate.py", "generate.py"} | {
     f"{name}.py" for name in SHARED
 }
