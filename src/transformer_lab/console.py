@@ -24,7 +24,11 @@ it uses are its ``trainer.accelerator``, recorded in ``environment.json``), drop
 batches than ``log_every_n_steps`` (a run of files with few pairs), which does not hold
 for the lab's step-bounded runs: Lightning counts that interval in optimizer steps across
 epochs (``_batches_that_stepped``), as the module's own logging does; Optuna's colour-coded
-lines (:func:`quiet_optuna`). Everything else Lightning says stays.
+lines (:func:`quiet_optuna`). Everything else Lightning says stays. And scipy's ``shgo``, the
+optimiser inside ``boschloo_exact``, logs each search's bounds (``[[0.0, 1.0]]``) at INFO on
+the root logger whatever its ``disp``: under a Hydra sweep, whose root logger takes INFO, one
+line for every comparison the sequential design makes at each look
+(:func:`without_optimiser_lines`).
 
 The warnings are named in :data:`WARNINGS`; a process ignores some from then on
 (:func:`ignore`), a block of code others while it runs (:func:`unheard`).
@@ -58,6 +62,7 @@ LIGHTNING_BANNERS = (
     "Trainer already configured with model summary callbacks",
 )
 KINETO_SILENT = "6"  # Kineto's levels run VERBOSE 0 .. USDT 5
+SHGO_SOURCE = "scipy/optimize/_shgo.py"  # where the root-logger lines of boschloo_exact come from
 
 # conf/hydra/launcher/joblib.yaml shares its name with the plugin's structured config, which
 # makes Hydra warn, each time it composes a config with that launcher, that it validates one
@@ -155,6 +160,23 @@ def quiet_library_notices() -> None:
 def _drop_lightning_banners(record: logging.LogRecord) -> bool:
     """A logging filter: False for Lightning's :data:`LIGHTNING_BANNERS`."""
     return not any(banner in record.getMessage() for banner in LIGHTNING_BANNERS)
+
+
+@contextmanager
+def without_optimiser_lines() -> Iterator[None]:
+    """While the block runs, the root logger drops the lines scipy's ``shgo`` logs (above);
+    every other line, and every line after, passes."""
+    root = logging.getLogger()
+    root.addFilter(_not_from_shgo)
+    try:
+        yield
+    finally:
+        root.removeFilter(_not_from_shgo)
+
+
+def _not_from_shgo(record: logging.LogRecord) -> bool:
+    """A logging filter: False for a line logged in scipy's ``shgo``."""
+    return not record.pathname.replace("\\", "/").endswith(SHGO_SOURCE)
 
 
 def quiet_optuna() -> None:

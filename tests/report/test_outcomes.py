@@ -4,6 +4,7 @@ are compared by Boschloo's exact test (scipy's to 1e-12) and Newcombe's interval
 (statsmodels'), a continuous metric with diverged runs is judged only where the rule
 scores them, and a sweep's hypotheses share Holm's correction (statsmodels')."""
 
+import logging
 import math
 
 import pytest
@@ -190,3 +191,18 @@ def test_boschloo_can_reach_a_level_from_the_runs_at_which_n_of_n_against_0_of_n
     assert RateDifference.seeds_to_reach(0.025) == 3
     assert RateDifference.seeds_to_reach(0.05 / 3 / 4) == 4  # warmup's first look, 2 rules
     assert RateDifference(4, 4, 0, 4).smallest_p == pytest.approx(1 / 256)
+
+
+def test_boschloos_test_keeps_scipys_optimiser_lines_off_a_sweeps_log(caplog):
+    """scipy's shgo logs its bounds on the root logger at every call; at a Hydra sweep's INFO
+    level that was a line per comparison at every look. The p-value is scipy's still."""
+    table = [[3, 1], [4, 5]]  # 3/7 against 1/6: a table no other test caches
+    with caplog.at_level(logging.INFO):
+        expected = stats.boschloo_exact(table, alternative="greater").pvalue
+        from_scipy = [r for r in caplog.records if r.pathname.endswith("_shgo.py")]
+        caplog.clear()
+        p = boschloo_greater(3, 7, 1, 6)
+        logging.getLogger().info("a line of the sweep's own")
+    assert from_scipy, "scipy no longer logs its bounds: the filter can go"
+    assert p == pytest.approx(expected, abs=1e-12)
+    assert [r.getMessage() for r in caplog.records] == ["a line of the sweep's own"]

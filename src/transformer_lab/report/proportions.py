@@ -30,6 +30,7 @@ from functools import lru_cache
 from scipy import stats
 from statsmodels.stats.proportion import confint_proportions_2indep, proportion_effectsize
 
+from transformer_lab.console import without_optimiser_lines
 from transformer_lab.report.statistics import (
     CONFIDENCE,
     Power,
@@ -52,7 +53,8 @@ def boschloo_greater(k_a: int, n_a: int, k_b: int, n_b: int) -> float:
     if k_a + k_b in (0, n_a + n_b):
         return 1.0
     table = [[k_a, k_b], [n_a - k_a, n_b - k_b]]  # columns: the two configurations
-    return float(stats.boschloo_exact(table, alternative="greater").pvalue)
+    with without_optimiser_lines():
+        return float(stats.boschloo_exact(table, alternative="greater").pvalue)
 
 
 @dataclass(frozen=True)
