@@ -9,7 +9,7 @@ import pytest
 from transformer_lab.config.validation import InvalidSetting
 from transformer_lab.report import main
 from transformer_lab.report.sweep import load_sweep
-from transformer_lab.report.verdicts import judge_all, read_hypotheses
+from transformer_lab.report.verdicts import judge_all, read_hypotheses, verdict_lines
 from transformer_lab.sweep.hypotheses import parse_hypotheses
 
 from .conftest import hand_made_job, scipy_p
@@ -73,6 +73,24 @@ def test_an_undetected_difference_is_no_evidence_of_equivalence(tmp_path):
     # three pairs could never show it, whatever they were
     three = judge_all(make_sweep(tmp_path / "three", CLOSE[:3]), read_hypotheses(sweep))
     assert three[0].word == "inconclusive (too few seeds)"  # 1/8 against Holm's 0.025
+
+
+def test_pairs_beyond_the_margin_too_few_for_its_doubled_test_say_so(tmp_path):
+    """multi30k_warmup's pre_comparable: 8 pairs all beyond the margin, Holm's first step
+    0.025 / 4. The test of a difference beyond the margin doubles its p (either side), so
+    8 pairs give at least 2/256, above 0.00625: they could never contradict the rule, and
+    the report says so and how many seeds could, not a bare "inconclusive"."""
+    sweep = make_sweep(tmp_path, FAR)
+    [verdict] = judge_all(sweep, read_hypotheses(sweep), level=0.0125)  # first step 0.00625
+    assert verdict.p_other == 2 / 256 > verdict.first_step == 0.00625
+    assert verdict.word == "inconclusive (too few seeds)"
+    assert verdict.out_of_reach == (
+        "8 pairs, beyond the margin: the smallest p of a difference beyond it is 0.0078"
+    )
+    assert "9 seeds could" in "\n".join(verdict_lines(verdict))  # 2/512 <= 0.00625
+    # within the margin the same 8 pairs can decide it: TOST's p is not doubled
+    [close] = judge_all(make_sweep(tmp_path / "close", CLOSE), read_hypotheses(sweep), 0.0125)
+    assert close.out_of_reach is None and close.word == "supported"
 
 
 BASE = {

@@ -20,9 +20,10 @@ true differences. ``supported`` when the adjusted p-value of the first is at mos
 level, ``contradicted`` when that of the second is, ``inconclusive`` otherwise, with the
 seeds per configuration that 80% power would need, or ``inconclusive (too few seeds)``
 where no outcome of these runs could reach Holm's first step (3 pairs: no one-sided p
-below 1/8). A rule with no test to make is ``inconclusive`` with the reason, and still
-counts in the family: fewer than three runs on a side (``n=2``), or diverged runs on a
-continuous metric whose rule does not say what they score.
+below 1/8; for an equivalence whose runs lie beyond its margin, twice that). A rule
+with no test to make is ``inconclusive`` with the reason, and still counts in the family:
+fewer than three runs on a side (``n=2``), or diverged runs on a continuous metric whose
+rule does not say what they score.
 
 A sequential sweep (``sequential.json`` in its folder) is judged at each of its looks, the
 runs of the first n seeds of each configuration, at the level split between the looks; a
@@ -141,10 +142,30 @@ class Verdict:
 
     @property
     def out_of_reach(self) -> str | None:
-        """Why no outcome of these runs could decide the rule, or None."""
+        """Why no outcome of these runs could decide the rule the way they point, or None.
+
+        An equivalence whose runs lie beyond its margin can be decided only by the test of a
+        difference beyond it, whose p is the smaller one-sided p doubled (either side): its
+        smallest value is twice the runs' smallest p, so 8 pairs, enough to find a difference
+        within the margin at Holm's 0.025 / 4, can never find one beyond it."""
         if untested(self.comparison):
             return None
+        found = self.comparison.difference
+        if self.beyond_margin:
+            smallest_beyond = min(1.0, 2 * found.smallest_p)
+            if smallest_beyond > self.first_step:
+                return (
+                    f"{found.sizes}, beyond the margin: the smallest p of a difference beyond "
+                    f"it is {smallest_beyond:.2g}"
+                )
+            return None
         return self.comparison.out_of_reach(self.first_step)
+
+    @property
+    def beyond_margin(self) -> bool:
+        """Whether an equivalence's runs lie beyond its margin."""
+        h = self.hypothesis
+        return h.predicted == EQUIVALENT and abs(self.comparison.difference.estimate) > h.margin
 
     @property
     def word(self) -> str:
@@ -310,7 +331,7 @@ def _undecided_text(verdict: Verdict) -> str:
     found = verdict.comparison.difference
     if unreachable:
         step = verdict.first_step
-        n = found.seeds_to_reach(step)
+        n = found.seeds_to_reach(step / 2 if verdict.beyond_margin else step)  # doubled p
         more = f"; {n} seeds could" if n else ""
         return (
             f"no outcome of these runs could decide it ({unreachable}, Holm's first step "
