@@ -96,13 +96,16 @@ def untested(comparison: Comparison) -> str | None:
     return None
 
 
+BEYOND_SIDES = 2  # a difference beyond the margin, either side: its p doubled (Bonferroni)
+
+
 def equivalence_p(found: Difference, margin: float) -> tuple[float, float]:
     """``(p_equivalent, p_beyond)`` of A - B against ``margin``: TOST, the larger p of the
     tests that it is above -margin and below +margin; and the test that it lies beyond the
     margin on either side, the smaller of those two p-values doubled (Bonferroni)."""
     above_lower, below_upper = found.shifted(-margin), found.shifted(margin)
     p_equivalent = max(above_lower.p_greater, below_upper.p_less)
-    p_beyond = min(1.0, 2 * min(above_lower.p_less, below_upper.p_greater))
+    p_beyond = min(1.0, BEYOND_SIDES * min(above_lower.p_less, below_upper.p_greater))
     return p_equivalent, p_beyond
 
 
@@ -150,16 +153,21 @@ class Verdict:
         within the margin at Holm's 0.025 / 4, can never find one beyond it."""
         if untested(self.comparison):
             return None
-        found = self.comparison.difference
-        if self.beyond_margin:
-            smallest_beyond = min(1.0, 2 * found.smallest_p)
-            if smallest_beyond > self.first_step:
-                return (
-                    f"{found.sizes}, beyond the margin: the smallest p of a difference beyond "
-                    f"it is {smallest_beyond:.2g}"
-                )
-            return None
-        return self.comparison.out_of_reach(self.first_step)
+        reason = self.comparison.out_of_reach(self.one_sided_step)
+        if reason and self.beyond_margin:
+            found = self.comparison.difference
+            smallest_beyond = min(1.0, BEYOND_SIDES * found.smallest_p)
+            return (
+                f"{found.sizes}, beyond the margin: the smallest p of a difference beyond it "
+                f"is {smallest_beyond:.2g}"
+            )
+        return reason
+
+    @property
+    def one_sided_step(self) -> float:
+        """The one-sided p the runs' test must reach for Holm's first step: the step itself,
+        or its share for an equivalence beyond its margin, whose test multiplies p."""
+        return self.first_step / BEYOND_SIDES if self.beyond_margin else self.first_step
 
     @property
     def beyond_margin(self) -> bool:
@@ -331,7 +339,7 @@ def _undecided_text(verdict: Verdict) -> str:
     found = verdict.comparison.difference
     if unreachable:
         step = verdict.first_step
-        n = found.seeds_to_reach(step / 2 if verdict.beyond_margin else step)  # doubled p
+        n = found.seeds_to_reach(verdict.one_sided_step)
         more = f"; {n} seeds could" if n else ""
         return (
             f"no outcome of these runs could decide it ({unreachable}, Holm's first step "
