@@ -51,6 +51,7 @@ from transformer_lab.report.statistics import MIN_RUNS, Difference, Power
 from transformer_lab.report.sweep import Sweep
 from transformer_lab.report.table import interval_cell, learned_cell, metric_format
 from transformer_lab.runs.outcome import LEARNED, budget_of, is_learned
+from transformer_lab.sweep.design import BEYOND_SIDES
 from transformer_lab.sweep.hypotheses import (
     EQUIVALENT,
     Hypothesis,
@@ -94,9 +95,6 @@ def untested(comparison: Comparison) -> str | None:
     if left_out:
         return f"{left_out} diverged run{'s' * (left_out > 1)} without a value; set diverged_value"
     return None
-
-
-BEYOND_SIDES = 2  # a difference beyond the margin, either side: its p doubled (Bonferroni)
 
 
 def equivalence_p(found: Difference, margin: float) -> tuple[float, float]:

@@ -4,11 +4,14 @@ The report's tests are exact (:mod:`transformer_lab.report.exact`, Boschloo's on
 and an exact test cannot give a p-value below one over its arrangements: n pairs of seeds
 no one-sided p below 1/2^n (the sign-flip test), n runs a side unpaired none below
 1/C(2n, n), and counts of n runs a side none below 4^-n (Boschloo's, at n/n against 0/n).
-Holm's method over a sweep's k rules asks the smallest of their 2k one-sided p-values to be
-at most level / 2k (a sequential sweep's: level / looks / 2k). A design whose seeds cannot
-give that judges nothing whatever its runs do, so the sweep says so when it starts, one
-line per rule, with the seeds that could; it still runs (a pilot may mean to), and the
-report reads ``inconclusive (too few seeds)``.
+Holm's method over a family of k rules, as the report judges them (a rule ``across`` keys is
+one rule per cell), asks the smallest of their 2k one-sided p-values to be at most
+level / 2k (a sequential sweep's: level / looks / 2k). An equivalence is contradicted by
+the test of a difference beyond its margin, whose p is the smaller one-sided p doubled, so
+its seeds must reach half that. A design whose seeds cannot give that judges nothing
+whatever its runs do, or can support an equivalence but never contradict it, so the sweep
+says so when it starts, one line per rule, with the seeds that could; it still runs (a
+pilot may mean to), and the report reads ``inconclusive (too few seeds)``.
 """
 
 import math
@@ -16,9 +19,10 @@ from collections import Counter
 from collections.abc import Sequence
 
 from transformer_lab.runs.outcome import LEARNED, is_learned
-from transformer_lab.sweep.hypotheses import Hypothesis
+from transformer_lab.sweep.hypotheses import EQUIVALENT, Hypothesis, expand_across
 
 RESAMPLES = 9999  # the exact tests enumerate up to this many arrangements, sample beyond
+BEYOND_SIDES = 2  # a difference beyond the margin, either side: its p doubled (Bonferroni)
 
 
 def smallest_p(n_a: int, n_b: int, paired: bool) -> float:
@@ -65,25 +69,51 @@ def out_of_reach(
     replicate_key: str = "seed",
     seeds: int | None = None,
 ) -> list[str]:
-    """A line per rule that no outcome of the ``jobs`` (their overrides) could decide: the
-    fewest seeds among the configurations it compares (or ``seeds``, a sequential sweep's
-    budget), what the first step of Holm's method asks and the seeds that could give it."""
-    step = level / looks / (2 * len(hypotheses))
-    lines = []
-    for h in hypotheses:
+    """A line per rule that no outcome of the ``jobs`` (their overrides) could decide, or
+    could support but never contradict (an equivalence): the fewest seeds among the
+    configurations it compares (or ``seeds``, a sequential sweep's budget), what the first
+    step of Holm's method over its family asks, and the seeds that could give it. A rule
+    ``across`` keys is judged per cell; its cells share one line."""
+    rules = expand_across(list(hypotheses), jobs)
+    family_size = Counter(h.family for h in rules)
+    lines: dict[tuple[str, str], list[Hypothesis]] = {}
+    for h in rules:
         counts = Counter(
             tuple(sorted((k, v) for k, v in job.items() if k != replicate_key))
             for job in jobs
             if any(h.runs(job, value) for value in h.values)
         )
         fewest = min(counts.values(), default=0) if seeds is None else seeds
-        if fewest == 0 or smallest_p_of(h.metric, fewest) <= step:
+        size = family_size[h.family]
+        step = level / looks / (2 * size)
+        sides = BEYOND_SIDES if h.predicted == EQUIVALENT else 1
+        smallest = smallest_p_of(h.metric, fewest)
+        if fewest == 0 or sides * smallest <= step:
             continue
-        needed = seeds_for(h.metric, step)
-        lines.append(
-            f"{h.field('metric')}: {fewest} seeds per configuration cannot decide it: no "
-            f"one-sided p below {smallest_p_of(h.metric, fewest):.2g} from them, and Holm's "
-            f"first step over the {2 * len(hypotheses)} tests of {len(hypotheses)} rules asks "
-            f"{step:.2g}; {needed} seeds could"
-        )
-    return lines
+        holm = f"Holm's first step over the {2 * size} tests of {size} rules asks {step:.2g}"
+        if smallest <= step:  # an equivalence: supported within the margin, never beyond it
+            body = (
+                f"{fewest} seeds per configuration can support it but never contradict it: a "
+                f"difference beyond its margin has no p below {sides * smallest:.2g} (the "
+                f"smaller one-sided p doubled), and {holm}"
+            )
+        else:
+            body = (
+                f"{fewest} seeds per configuration cannot decide it: no one-sided p below "
+                f"{smallest:.2g} from them, and {holm}"
+            )
+        needed = seeds_for(h.metric, step / sides)
+        lines.setdefault((h.base or h.id, f"{body}; {needed} seeds could"), []).append(h)
+    cells_of = Counter(h.base for h in rules if h.base)
+    return [f"{_where(rules_of, cells_of)}: {body}" for (_, body), rules_of in lines.items()]
+
+
+def _where(rules: list[Hypothesis], cells_of: Counter) -> str:
+    """The setting a line names: the rule, and in how many of its cells for a rule across
+    keys (one line for them all, not one per cell)."""
+    first = rules[0]
+    if first.base is None:
+        return first.field("metric")
+    total = cells_of[first.base]
+    cells = f"all {total} cells" if len(rules) == total else f"{len(rules)} of its {total} cells"
+    return f"hypotheses.{first.base}.metric ({cells})"
