@@ -165,6 +165,20 @@ def test_the_check_and_the_run_read_the_files_once(tmp_path):
     assert pairs_reading.read.cache_info().misses == 2
 
 
+def test_runs_of_another_seed_share_the_read_unless_a_split_is_cut_by_the_seed(tmp_path):
+    """A seed sweep's check builds every job's data in one process: where each split has
+    its file (Multi30k), the seed changes nothing read, and the files are read once."""
+    path = write_pairs(tmp_path / "p.tsv")
+    val, test = write_pairs(tmp_path / "v.tsv", 20), write_pairs(tmp_path / "t.tsv", 30)
+    pairs_reading.read.cache_clear()
+    given = [make(path, val_path=val, test_path=test, seed=seed) for seed in (0, 1, 2)]
+    assert pairs_reading.read.cache_info().misses == 1
+    assert len({dm.hparams.src_tokenizer_json for dm in given}) == 1
+    cut = [make(path, seed=seed) for seed in (0, 1)]  # val and test shuffled out of train
+    assert pairs_reading.read.cache_info().misses == 3
+    assert lines_of(cut[0], "val") != lines_of(cut[1], "val")
+
+
 def test_length_buckets_cut_the_padding_and_keep_a_seeded_resumable_order(tmp_path):
     path = write_pairs(tmp_path / "p.tsv", 2000)
     dm = make(path, tokenizer="char", batch_size=16)

@@ -65,15 +65,17 @@ def read(
     shared_vocab: bool,
     model_positions: int,
     long_pairs: str,
-    seed: int,
+    seed: int | None,
     src_json: str | None,
     tgt_json: str | None,
 ) -> Read:
     """Read and check the files (``files``: each split's :meth:`.SplitFiles.identity`, None
     where the split is cut from the training file), cut the held-out splits of ``held_out``
-    (val_size, test_size) pairs, keep at most ``caps`` (train, val, test; None: all) pairs
-    of each split (the first, in the file's order), learn (or take) the tokenizers, tokenize,
-    and keep or refuse the pairs that exceed the model's positions."""
+    (val_size, test_size) pairs by a shuffle of ``seed`` (None where every split has its
+    file, so that runs of any seed share the read), keep at most ``caps`` (train, val,
+    test; None: all) pairs of each split (the first, in the file's order), learn (or take)
+    the tokenizers, tokenize, and keep or refuse the pairs that exceed the model's
+    positions."""
     given = {split: file[0] for split, file in zip(SPLITS, files, strict=True) if file}
     train_files: SplitFiles = given["train"]
     pairs, cleaned = {}, {}
