@@ -7,13 +7,13 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from scipy import stats
 from statsmodels.stats.power import TTestPower
 
 from transformer_lab.report import statistics as statistics_module
-from transformer_lab.report.exact import seeds_to_reach, smallest_p
+from transformer_lab.report.exact import seeds_to_reach, sign_flip, smallest_p
 from transformer_lab.report.statistics import (
     censored_median,
     estimate,
@@ -71,6 +71,37 @@ def test_a_paired_difference_is_judged_by_the_exact_sign_flip_test_of_scipy():
     # where the paired t test would say 2e-4, the exact test cannot go below 1/8
     assert stats.ttest_rel(A, B, alternative="greater").pvalue < 0.001
     assert found.test.text == "exact sign-flip test (all 8 sign assignments)"
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    differences=st.lists(
+        st.one_of(  # ties that only rounding can break, zeros, beside any values
+            st.sampled_from([-1.0, 0.0, 1.0, 0.1, -0.2, 0.3, 550.0, -587.0, 325.0, -290.0]),
+            st.floats(-1e3, 1e3, allow_nan=False),
+        ),
+        min_size=2,  # a paired difference's fewest (scipy's too)
+        max_size=13,  # 2^13 = 8192: every count the exact test enumerates
+    ),
+    shift=st.sampled_from([0.0, 0.05, -0.1]),
+)
+@example([-1.0, -1.0, 1.0, 550.0, 325.0, -587.0, -290.0, -1.0], -0.1)  # rounding decides a tie
+def test_the_sign_flip_test_is_scipys_exact_test_to_the_last_bit(differences, shift):
+    """The report enumerates the sign assignments itself (scipy's machinery cost ~4 ms a
+    call, most of a grid's report's time): scipy's one-sample sign-flip test's p-values
+    exactly, near-ties that rounding decides included (the example: summed in another
+    order, one more assignment ties and p_greater is 0.546875, not 0.54296875)."""
+    found = sign_flip(differences, shift)
+    shifted = np.asarray(differences) - shift
+
+    def scipy_p_value(alternative: str) -> float:
+        found = stats.permutation_test(
+            (shifted,), np.mean, permutation_type="samples", alternative=alternative, axis=-1
+        )
+        return float(found.pvalue)
+
+    assert found.exact and found.arrangements == 2 ** len(differences)
+    assert (found.p_greater, found.p_less) == (scipy_p_value("greater"), scipy_p_value("less"))
 
 
 def test_an_unpaired_difference_is_welchs_interval_and_scipys_permutation_test():
