@@ -95,10 +95,10 @@ def test_the_sign_flip_test_is_scipys_exact_test_to_the_last_bit(differences, sh
     shifted = np.asarray(differences) - shift
 
     def scipy_p_value(alternative: str) -> float:
-        found = stats.permutation_test(
+        scipys = stats.permutation_test(
             (shifted,), np.mean, permutation_type="samples", alternative=alternative, axis=-1
         )
-        return float(found.pvalue)
+        return float(scipys.pvalue)
 
     assert found.exact and found.arrangements == 2 ** len(differences)
     assert (found.p_greater, found.p_less) == (scipy_p_value("greater"), scipy_p_value("less"))
