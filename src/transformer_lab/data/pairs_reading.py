@@ -55,8 +55,47 @@ class Read:
         return len(self.lines[split])
 
 
-@lru_cache(maxsize=4)
 def read(
+    files: tuple[tuple | None, ...],
+    caps: tuple[int | None, ...],
+    held_out: tuple[int, int],
+    tokenizer: str,
+    vocab_size: int | None,
+    shared_vocab: bool,
+    model_positions: int,
+    long_pairs: str,
+    seed: int,
+    src_json: str | None,
+    tgt_json: str | None,
+) -> Read:
+    """Read and check the files (``files``: each split's :meth:`.SplitFiles.identity`, None
+    where the split is cut from the training file), cut the held-out splits of ``held_out``
+    (val_size, test_size) pairs by a shuffle of ``seed``, keep at most ``caps`` (train, val,
+    test; None: all) pairs of each split (the first, in the file's order), learn (or take)
+    the tokenizers, tokenize, and keep or refuse the pairs that exceed the model's
+    positions.
+
+    Once per content (:func:`read_files`, cached): the seed shuffles the training file only
+    to cut a split that has no file, so where every split has one (Multi30k) it is left out
+    of the key, and a seed sweep's jobs share one read of the files."""
+    cuts = None in files[1:]
+    return read_files(
+        files,
+        caps,
+        held_out,
+        tokenizer,
+        vocab_size,
+        shared_vocab,
+        model_positions,
+        long_pairs,
+        seed if cuts else None,
+        src_json,
+        tgt_json,
+    )
+
+
+@lru_cache(maxsize=4)
+def read_files(
     files: tuple[tuple | None, ...],
     caps: tuple[int | None, ...],
     held_out: tuple[int, int],
@@ -69,13 +108,7 @@ def read(
     src_json: str | None,
     tgt_json: str | None,
 ) -> Read:
-    """Read and check the files (``files``: each split's :meth:`.SplitFiles.identity`, None
-    where the split is cut from the training file), cut the held-out splits of ``held_out``
-    (val_size, test_size) pairs by a shuffle of ``seed`` (None where every split has its
-    file, so that runs of any seed share the read), keep at most ``caps`` (train, val,
-    test; None: all) pairs of each split (the first, in the file's order), learn (or take)
-    the tokenizers, tokenize, and keep or refuse the pairs that exceed the model's
-    positions."""
+    """:func:`read`, with ``seed`` None where no split is cut from the training file."""
     given = {split: file[0] for split, file in zip(SPLITS, files, strict=True) if file}
     train_files: SplitFiles = given["train"]
     pairs, cleaned = {}, {}

@@ -102,12 +102,8 @@ class TextPairsDataModule(SplitsDataModule):
     def _read(self) -> Read:
         hp = self.hparams
         self.check_files()
-        files = tuple(f and f.identity() for f in self.split_files().values())
-        # the seed shuffles the training file only to cut a split that has no file, so where
-        # every split has one (Multi30k), a seed sweep's jobs share one read of the files
-        cuts = None in files[1:]
         return read(
-            files,
+            tuple(f and f.identity() for f in self.split_files().values()),
             self.size_caps(),
             (hp.val_size, hp.test_size),
             hp.tokenizer,
@@ -115,7 +111,7 @@ class TextPairsDataModule(SplitsDataModule):
             hp.shared_vocab,
             hp.model_positions,
             hp.long_pairs,
-            hp.seed if cuts else None,
+            hp.seed,
             hp.src_tokenizer_json,
             hp.tgt_tokenizer_json,
         )
