@@ -156,14 +156,13 @@ def test_batches_carry_rows_of_the_references_as_written(tmp_path):
 
 def test_the_check_and_the_run_read_the_files_once(tmp_path):
     path = write_pairs(tmp_path / "p.tsv")
-    pairs_reading.read_files.cache_clear()
+    pairs_reading.read.cache_clear()
     make(path)
     make(path)
-    info = pairs_reading.read_files.cache_info()
-    assert (info.misses, info.hits) == (1, 1)
+    assert pairs_reading.read.cache_info().misses == 1 and pairs_reading.read.cache_info().hits == 1
     (tmp_path / "p.tsv").write_text((tmp_path / "p.tsv").read_text() + "new\tline\n")
     make(path)  # a changed file is read again
-    assert pairs_reading.read_files.cache_info().misses == 2
+    assert pairs_reading.read.cache_info().misses == 2
 
 
 def test_runs_of_another_seed_share_the_read_unless_a_split_is_cut_by_the_seed(tmp_path):
@@ -171,12 +170,12 @@ def test_runs_of_another_seed_share_the_read_unless_a_split_is_cut_by_the_seed(t
     its file (Multi30k), the seed changes nothing read, and the files are read once."""
     path = write_pairs(tmp_path / "p.tsv")
     val, test = write_pairs(tmp_path / "v.tsv", 20), write_pairs(tmp_path / "t.tsv", 30)
-    pairs_reading.read_files.cache_clear()
+    pairs_reading.read.cache_clear()
     given = [make(path, val_path=val, test_path=test, seed=seed) for seed in (0, 1, 2)]
-    assert pairs_reading.read_files.cache_info().misses == 1
+    assert pairs_reading.read.cache_info().misses == 1
     assert len({dm.hparams.src_tokenizer_json for dm in given}) == 1
     cut = [make(path, seed=seed) for seed in (0, 1)]  # val and test shuffled out of train
-    assert pairs_reading.read_files.cache_info().misses == 3
+    assert pairs_reading.read.cache_info().misses == 3
     assert lines_of(cut[0], "val") != lines_of(cut[1], "val")
 
 

@@ -55,47 +55,16 @@ class Read:
         return len(self.lines[split])
 
 
-def read(
-    files: tuple[tuple | None, ...],
-    caps: tuple[int | None, ...],
-    held_out: tuple[int, int],
-    tokenizer: str,
-    vocab_size: int | None,
-    shared_vocab: bool,
-    model_positions: int,
-    long_pairs: str,
-    seed: int,
-    src_json: str | None,
-    tgt_json: str | None,
-) -> Read:
-    """Read and check the files (``files``: each split's :meth:`.SplitFiles.identity`, None
-    where the split is cut from the training file), cut the held-out splits of ``held_out``
-    (val_size, test_size) pairs by a shuffle of ``seed``, keep at most ``caps`` (train, val,
-    test; None: all) pairs of each split (the first, in the file's order), learn (or take)
-    the tokenizers, tokenize, and keep or refuse the pairs that exceed the model's
-    positions.
-
-    Once per content (:func:`read_files`, cached): the seed shuffles the training file only
-    to cut a split that has no file, so where every split has one (Multi30k) it is left out
-    of the key, and a seed sweep's jobs share one read of the files."""
-    cuts = None in files[1:]
-    return read_files(
-        files,
-        caps,
-        held_out,
-        tokenizer,
-        vocab_size,
-        shared_vocab,
-        model_positions,
-        long_pairs,
-        seed if cuts else None,
-        src_json,
-        tgt_json,
-    )
+def held_out_seed(files: tuple[tuple | None, ...], seed: int) -> int | None:
+    """The seed :func:`read` shuffles the training file with, for its cache key: ``seed``
+    where a split has no file (``files``, as :func:`read` takes them) and is cut from the
+    training file, None where every split has one (Multi30k), so that a seed sweep's jobs
+    share one read of the files."""
+    return seed if None in files[1:] else None
 
 
 @lru_cache(maxsize=4)
-def read_files(
+def read(
     files: tuple[tuple | None, ...],
     caps: tuple[int | None, ...],
     held_out: tuple[int, int],
@@ -108,7 +77,12 @@ def read_files(
     src_json: str | None,
     tgt_json: str | None,
 ) -> Read:
-    """:func:`read`, with ``seed`` None where no split is cut from the training file."""
+    """Read and check the files (``files``: each split's :meth:`.SplitFiles.identity`, None
+    where the split is cut from the training file), cut the held-out splits of ``held_out``
+    (val_size, test_size) pairs by a shuffle of ``seed``, keep at most ``caps`` (train, val,
+    test; None: all) pairs of each split (the first, in the file's order), learn (or take)
+    the tokenizers, tokenize, and keep or refuse the pairs that exceed the model's
+    positions; ``seed`` is None where no split is cut (:func:`held_out_seed`)."""
     given = {split: file[0] for split, file in zip(SPLITS, files, strict=True) if file}
     train_files: SplitFiles = given["train"]
     pairs, cleaned = {}, {}

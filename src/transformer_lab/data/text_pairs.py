@@ -39,7 +39,7 @@ from transformer_lab.config.validation import (
 )
 from transformer_lab.data.buckets import LengthBuckets
 from transformer_lab.data.examples import TextSplit, padded
-from transformer_lab.data.pairs_reading import SPLITS, Read, read
+from transformer_lab.data.pairs_reading import SPLITS, Read, held_out_seed, read
 from transformer_lab.data.parallel_files import LANGUAGE
 from transformer_lab.data.sampler import EpochShuffle
 from transformer_lab.data.serving import SplitsDataModule
@@ -102,8 +102,9 @@ class TextPairsDataModule(SplitsDataModule):
     def _read(self) -> Read:
         hp = self.hparams
         self.check_files()
+        files = tuple(f and f.identity() for f in self.split_files().values())
         return read(
-            tuple(f and f.identity() for f in self.split_files().values()),
+            files,
             self.size_caps(),
             (hp.val_size, hp.test_size),
             hp.tokenizer,
@@ -111,7 +112,7 @@ class TextPairsDataModule(SplitsDataModule):
             hp.shared_vocab,
             hp.model_positions,
             hp.long_pairs,
-            hp.seed,
+            held_out_seed(files, hp.seed),
             hp.src_tokenizer_json,
             hp.tgt_tokenizer_json,
         )
