@@ -123,6 +123,23 @@ def test_a_job_of_another_commit_is_left_out_unless_told_to_keep_it(tmp_path):
     assert "## Left out" not in kept and loss_cell(LOSSES) in kept
 
 
+def test_jobs_of_two_commits_with_the_same_code_are_one_sweep_and_other_code_is_left_out(tmp_path):
+    """A commit that changes no code (the docs, a sweep's kept results) between two jobs
+    leaves them one sweep: the code is git's tree of src/, not the commit."""
+    code = ENVIRONMENT | {"git_code": "c" * 40}
+    later_commit = code | {"git_commit": "b" * 40}
+    jobs = make_sweep(tmp_path, [code, later_commit, code, later_commit])
+    report = report_of(tmp_path)
+    assert "## Left out" not in report and loss_cell(LOSSES) in report
+    assert f"Every job ran transformer_lab 0.1.0, src/ tree {'c' * 12}." in report
+    (jobs[3] / "environment.json").write_text(json.dumps(code | {"git_code": "d" * 40}))
+    report = report_of(tmp_path)
+    assert (
+        f"- `{jobs[3].name}`: ran transformer_lab 0.1.0, src/ tree {'d' * 12}; the sweep's "
+        f"other 7 jobs ran transformer_lab 0.1.0, src/ tree {'c' * 12}"
+    ) in section(report, "Left out")
+
+
 def test_jobs_of_different_arithmetic_are_refused_in_one_line_unless_told_to(tmp_path, capsys):
     two = ENVIRONMENT | {"torch_threads": 2}
     make_sweep(tmp_path, [ENVIRONMENT, two])

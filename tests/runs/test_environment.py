@@ -12,14 +12,22 @@ def git(cwd, *args):
     subprocess.run(["git", "-C", str(cwd), *args], check=True, capture_output=True)
 
 
+NO_CHECKOUT = {"git_commit": None, "git_code": None, "git_dirty": None}
+
+
+def commit(root):
+    """Everything in the repository at ``root`` committed."""
+    git(root, "add", ".")
+    git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x")
+
+
 def committed_checkout(root):
     """``root/src/transformer_lab``, a package committed in a new repository at ``root``."""
     package = root / "src" / "transformer_lab"
     package.mkdir(parents=True)
     (package / "__init__.py").write_text("")
     git(root, "init", "-q")
-    git(root, "add", ".")
-    git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x")
+    commit(root)
     return package
 
 
@@ -47,11 +55,29 @@ def test_an_installed_copy_inside_some_repository_gets_no_commit(tmp_path):
     package = tmp_path / ".venv" / "lib" / "python3" / "site-packages" / "transformer_lab"
     package.mkdir(parents=True)
     git(tmp_path, "init", "-q")
-    assert environment.git_state(package) == {"git_commit": None, "git_dirty": None}
+    assert environment.git_state(package) == NO_CHECKOUT
 
 
 def test_outside_any_repository_the_commit_is_null_not_an_error(tmp_path):
-    assert environment.git_state(tmp_path / "a" / "b") == {"git_commit": None, "git_dirty": None}
+    assert environment.git_state(tmp_path / "a" / "b") == NO_CHECKOUT
+
+
+def test_the_code_is_the_tree_of_src_which_a_commit_of_anything_else_leaves_unchanged(tmp_path):
+    """A sweep's kept results or the docs committed while it runs leave its code as it was,
+    and so does editing them; committing a change of the code does not."""
+    package = committed_checkout(tmp_path)
+    first = environment.git_state(package)
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "results.md").write_text("a verdict\n")
+    commit(tmp_path)
+    (tmp_path / "docs" / "results.md").write_text("an edit, not committed\n")
+    after_docs = environment.git_state(package)
+    assert after_docs["git_commit"] != first["git_commit"]
+    assert after_docs["git_code"] == first["git_code"] and len(first["git_code"]) == 40
+    assert after_docs["git_dirty"] is False
+    (package / "__init__.py").write_text("changed = True\n")
+    commit(tmp_path)
+    assert environment.git_state(package)["git_code"] != first["git_code"]
 
 
 def test_the_record_holds_versions_machine_and_command():
@@ -69,6 +95,7 @@ def test_the_record_holds_versions_machine_and_command():
         "command",
         "start_time",
         "git_commit",
+        "git_code",
         "git_dirty",
     )
     assert set(keys) <= record.keys()
@@ -85,4 +112,10 @@ def test_a_resumed_run_keeps_its_first_record_and_appends_the_resumption(tmp_pat
     environment.write(tmp_path, second)
     record = json.loads((tmp_path / "environment.json").read_text())
     assert record["git_commit"] == "a" and record["resumed"] == [second]
-    assert environment.code_identities(record) == {("0.1.0", "a", False), ("0.1.0", "b", False)}
+    assert environment.code_identities(record) == {
+        ("0.1.0", "commit", "a", False),  # records without git_code: their commit
+        ("0.1.0", "commit", "b", False),
+    }
+    resumed_on_the_same_code = {**first, "git_code": "c"}
+    resumed_on_the_same_code["resumed"] = [{**second, "git_code": "c"}]
+    assert environment.code_identities(resumed_on_the_same_code) == {("0.1.0", "code", "c", False)}

@@ -153,6 +153,9 @@ class SequentialSweeper(Sweeper):
     def look(self, sweep_dir: Path, stage: int) -> list[Verdict]:
         """The hypotheses judged on the sweep's runs so far, as the report judges them."""
         sweep = load_sweep(sweep_dir, self.seed_key)
+        for left_out in sweep.left_out:  # as the report leaves them out: not in the look
+            what = f"{left_out.metric} of {left_out.job}" if left_out.metric else left_out.job
+            log.warning("left out of the look: %s: %s", what, left_out.why)
         seeds = [str(seed) for seed in self.design.seeds]
         verdicts = judge_looks(sweep, read_hypotheses(sweep), self.design, seeds)
         for verdict in verdicts:
@@ -197,8 +200,8 @@ class SequentialSweeper(Sweeper):
             verdicts = self.look(sweep_dir, stage)
             if any(not v.decided and (v.look != stage or v.unfinished) for v in verdicts):
                 log.info(
-                    "no look after %d seeds: some of its jobs did not finish (see above); the "
-                    "same command runs them again",
+                    "no look after %d seeds: some of its jobs did not finish or were left out "
+                    "(see above); the same command runs the unfinished ones again",
                     stage,
                 )
                 return returns

@@ -8,8 +8,9 @@ reviewer would not trust.
   that parses.)
 - A job without ``.hydra/config.yaml``, which Hydra writes before the job starts: what it
   ran, and which hypotheses it was run to test, is unknown.
-- A job that ran other code than the sweep's (another transformer_lab version, git commit
-  or dirty state, at any of its starts): its difference from the others may be the code's.
+- A job that ran other code than the sweep's (another transformer_lab version, code or
+  dirty state, at any of its starts; the code is git's tree of ``src/``, so a commit of the
+  docs alone changes none): its difference from the others may be the code's.
   The sweep's code is that of most of its finished jobs (of the earliest started among
   equals); ``--allow-mixed-code`` keeps the others in the statistics, said at the top.
 - A metric that is not a number (NaN, infinite) in a run that did not diverge, or that a
@@ -87,10 +88,14 @@ def read_environment(run: Run) -> dict | None:
 
 
 def _code(identity: tuple) -> str:
-    version, commit, dirty = identity
-    if commit is None:
+    """One :func:`~transformer_lab.runs.environment.code_identity` in words: the code as
+    git's tree of ``src/`` (``git rev-parse <commit>:src`` gives a commit's), or an older
+    record's commit."""
+    version, kind, name, dirty = identity
+    if name is None:
         return f"transformer_lab {version} (not from a git checkout)"
-    return f"transformer_lab {version}, commit {commit[:12]}{' with changes' if dirty else ''}"
+    what = "src/ tree" if kind == "code" else "commit"
+    return f"transformer_lab {version}, {what} {name[:12]}{' with changes' if dirty else ''}"
 
 
 def code_text(identities: frozenset) -> str:

@@ -2,9 +2,9 @@
 
 Every job leaves ``environment.json``. The libraries and the machine are listed once per
 sweep (or per distinct set, if jobs differ there); a sweep whose jobs ran different code,
-a different transformer_lab version, git commit or dirty state (a job resumed on other code
-counts too), gets a warning naming which jobs ran what, since its differences between
-configurations may then be differences between code.
+a different transformer_lab version, code (git's tree of src/) or dirty state (a job
+resumed on other code counts too), gets a warning naming which jobs ran what, since its
+differences between configurations may then be differences between code.
 """
 
 from transformer_lab.report.inputs import code_text

@@ -2,8 +2,13 @@
 
 The config says what was asked for; this says what answered: the versions of Python and
 the libraries, the machine, the thread count, the command line, and, when transformer_lab
-runs from a git checkout, the commit and whether the working tree differed from it. A
-value that cannot be found is null, never an error: an installed package has no commit.
+runs from a git checkout, the commit, git's id of the code at that commit (the tree of
+``src/``) and whether the code differed from it. A value that cannot be found is null,
+never an error: an installed package has no commit.
+
+The code, not the commit, says whether two runs ran the same thing (:func:`code_identities`):
+a commit that changes only the docs, or a sweep's kept results committed while it runs,
+leaves the code as it was, and a sweep continued across such a commit is one sweep.
 """
 
 import json
@@ -24,7 +29,7 @@ import transformer_lab
 from transformer_lab.records import read_json, write_json
 
 PACKAGES = ("torch", "lightning", "hydra-core", "omegaconf", "torchmetrics")
-CODE_KEYS = ("transformer_lab", "git_commit", "git_dirty")  # what identifies the code
+CODE = "src"  # the checkout's folder that holds the code: the package and its Hydra plugins
 
 
 def _version(package: str) -> str | None:
@@ -59,11 +64,14 @@ def _git(checkout: Path, *args: str) -> str | None:
 
 
 def git_state(package_dir: Path) -> dict[str, str | bool | None]:
-    """The commit of the checkout transformer_lab runs from, and whether its tracked files
-    differ from it; nulls unless the package sits at ``<checkout>/src/``.
+    """The commit of the checkout transformer_lab runs from, git's id of its code there
+    (``git_code``: the tree of ``src/``, which a commit of the docs alone leaves as it was),
+    and whether the tracked code differs from it; nulls unless the package sits at
+    ``<checkout>/src/``.
 
     Untracked files do not count: a ``build/`` that ``pip install .`` leaves, a notes file
-    or an output folder would otherwise mark every run of unchanged code "with changes".
+    or an output folder would otherwise mark every run of unchanged code "with changes";
+    nor do tracked files outside ``src/`` (the docs, the tests, a sweep's kept results).
 
     Asking git from the package's folder alone would report the commit of *any* repository
     that happens to hold a virtual environment with an installed copy.
@@ -71,10 +79,11 @@ def git_state(package_dir: Path) -> dict[str, str | bool | None]:
     checkout = package_dir.resolve().parents[1]
     top = _git(checkout, "rev-parse", "--show-toplevel")
     if top is None or Path(top).resolve() != checkout:
-        return {"git_commit": None, "git_dirty": None}
-    status = _git(checkout, "status", "--porcelain", "--untracked-files=no")
+        return {"git_commit": None, "git_code": None, "git_dirty": None}
+    status = _git(checkout, "status", "--porcelain", "--untracked-files=no", "--", CODE)
     return {
         "git_commit": _git(checkout, "rev-parse", "HEAD"),
+        "git_code": _git(checkout, "rev-parse", f"HEAD:{CODE}"),
         "git_dirty": None if status is None else status != "",
     }
 
@@ -121,7 +130,13 @@ def add_to_tensorboard(loggers, environment: dict) -> None:
             logger.experiment.add_text("environment", text, global_step=0)
 
 
+def code_identity(start: dict) -> tuple:
+    """``(version, kind, id, dirty)`` of the code one start of a run ran: its ``git_code``
+    (kind ``"code"``), or for a record written before that was kept, its commit."""
+    kind = "code" if start.get("git_code") else "commit"
+    return start.get("transformer_lab"), kind, start.get(f"git_{kind}"), start.get("git_dirty")
+
+
 def code_identities(environment: dict) -> set[tuple]:
-    """The distinct (version, commit, dirty) a run's starts ran, resumptions included."""
-    starts = [environment, *environment.get("resumed", [])]
-    return {tuple(start.get(key) for key in CODE_KEYS) for start in starts}
+    """The distinct :func:`code_identity` of a run's starts, resumptions included."""
+    return {code_identity(start) for start in [environment, *environment.get("resumed", [])]}
