@@ -140,6 +140,17 @@ def test_jobs_of_two_commits_with_the_same_code_are_one_sweep_and_other_code_is_
     ) in section(report, "Left out")
 
 
+def test_a_job_of_other_uncommitted_changes_is_left_out_as_other_code(tmp_path):
+    edited = ENVIRONMENT | {"git_code": "c" * 40, "git_dirty": True, "git_changes": "e" * 40}
+    jobs = make_sweep(tmp_path, [edited] * 3 + [edited | {"git_changes": "f" * 40}])
+    report = report_of(tmp_path)
+    assert (
+        f"- `{jobs[3].name}`: ran transformer_lab 0.1.0, src/ tree {'c' * 12} with changes "
+        f"{'f' * 8}; the sweep's other 6 jobs ran transformer_lab 0.1.0, src/ tree {'c' * 12} "
+        f"with changes {'e' * 8}"
+    ) in section(report, "Left out")
+
+
 def test_jobs_of_different_arithmetic_are_refused_in_one_line_unless_told_to(tmp_path, capsys):
     two = ENVIRONMENT | {"torch_threads": 2}
     make_sweep(tmp_path, [ENVIRONMENT, two])

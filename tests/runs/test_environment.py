@@ -12,7 +12,7 @@ def git(cwd, *args):
     subprocess.run(["git", "-C", str(cwd), *args], check=True, capture_output=True)
 
 
-NO_CHECKOUT = {"git_commit": None, "git_code": None, "git_dirty": None}
+NO_CHECKOUT = {"git_commit": None, "git_code": None, "git_dirty": None, "git_changes": None}
 
 
 def commit(root):
@@ -80,6 +80,21 @@ def test_the_code_is_the_tree_of_src_which_a_commit_of_anything_else_leaves_unch
     assert environment.git_state(package)["git_code"] != first["git_code"]
 
 
+def test_two_uncommitted_edits_of_the_code_are_two_codes_and_the_same_edit_is_one(tmp_path):
+    package = committed_checkout(tmp_path)
+    assert environment.git_state(package)["git_changes"] is None  # clean
+    (package / "__init__.py").write_text("lr = 1\n")
+    one = environment.git_state(package)
+    (package / "__init__.py").write_text("lr = 2\n")
+    other = environment.git_state(package)
+    assert one["git_dirty"] is other["git_dirty"] is True
+    assert one["git_code"] == other["git_code"]  # the same commit's code, edited
+    assert one["git_changes"] != other["git_changes"]
+    assert environment.code_identity(one) != environment.code_identity(other)
+    (package / "__init__.py").write_text("lr = 1\n")
+    assert environment.git_state(package)["git_changes"] == one["git_changes"]
+
+
 def test_the_record_holds_versions_machine_and_command():
     record = environment.collect(["python", "-m", "transformer_lab.train", "seed=1"])
     keys = (
@@ -97,6 +112,7 @@ def test_the_record_holds_versions_machine_and_command():
         "git_commit",
         "git_code",
         "git_dirty",
+        "git_changes",
     )
     assert set(keys) <= record.keys()
     assert record["torch_threads"] >= 1

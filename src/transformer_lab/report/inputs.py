@@ -91,11 +91,13 @@ def _code(identity: tuple) -> str:
     """One :func:`~transformer_lab.runs.environment.code_identity` in words: the code as
     git's tree of ``src/`` (``git rev-parse <commit>:src`` gives a commit's), or an older
     record's commit."""
-    version, kind, name, dirty = identity
+    version, kind, name, changes = identity
     if name is None:
         return f"transformer_lab {version} (not from a git checkout)"
     what = "src/ tree" if kind == "code" else "commit"
-    return f"transformer_lab {version}, {what} {name[:12]}{' with changes' if dirty else ''}"
+    if isinstance(changes, str):  # their hash: which changes
+        return f"transformer_lab {version}, {what} {name[:12]} with changes {changes[:8]}"
+    return f"transformer_lab {version}, {what} {name[:12]}{' with changes' if changes else ''}"
 
 
 def code_text(identities: frozenset) -> str:

@@ -11,6 +11,7 @@ a commit that changes only the docs, or a sweep's kept results committed while i
 leaves the code as it was, and a sweep continued across such a commit is one sweep.
 """
 
+import hashlib
 import json
 import os
 import platform
@@ -66,7 +67,8 @@ def _git(checkout: Path, *args: str) -> str | None:
 def git_state(package_dir: Path) -> dict[str, str | bool | None]:
     """The commit of the checkout transformer_lab runs from, git's id of its code there
     (``git_code``: the tree of ``src/``, which a commit of the docs alone leaves as it was),
-    and whether the tracked code differs from it; nulls unless the package sits at
+    and whether the tracked code differs from it (``git_dirty``; ``git_changes``, a hash of
+    the difference, tells one edit from another); nulls unless the package sits at
     ``<checkout>/src/``.
 
     Untracked files do not count: a ``build/`` that ``pip install .`` leaves, a notes file
@@ -79,12 +81,15 @@ def git_state(package_dir: Path) -> dict[str, str | bool | None]:
     checkout = package_dir.resolve().parents[1]
     top = _git(checkout, "rev-parse", "--show-toplevel")
     if top is None or Path(top).resolve() != checkout:
-        return {"git_commit": None, "git_code": None, "git_dirty": None}
+        return {"git_commit": None, "git_code": None, "git_dirty": None, "git_changes": None}
     status = _git(checkout, "status", "--porcelain", "--untracked-files=no", "--", CODE)
+    changes = _git(checkout, "diff", "HEAD", "--", CODE) if status else None
     return {
         "git_commit": _git(checkout, "rev-parse", "HEAD"),
         "git_code": _git(checkout, "rev-parse", f"HEAD:{CODE}"),
         "git_dirty": None if status is None else status != "",
+        # which changes: two runs of differently edited code are two codes
+        "git_changes": hashlib.sha1(changes.encode()).hexdigest() if changes else None,
     }
 
 
@@ -131,10 +136,12 @@ def add_to_tensorboard(loggers, environment: dict) -> None:
 
 
 def code_identity(start: dict) -> tuple:
-    """``(version, kind, id, dirty)`` of the code one start of a run ran: its ``git_code``
-    (kind ``"code"``), or for a record written before that was kept, its commit."""
+    """``(version, kind, id, changes)`` of the code one start of a run ran: its ``git_code``
+    (kind ``"code"``), or for a record written before that was kept, its commit; and its
+    uncommitted changes (their hash, or for an older record only whether there were any)."""
     kind = "code" if start.get("git_code") else "commit"
-    return start.get("transformer_lab"), kind, start.get(f"git_{kind}"), start.get("git_dirty")
+    changes = start.get("git_changes") or start.get("git_dirty")
+    return start.get("transformer_lab"), kind, start.get(f"git_{kind}"), changes
 
 
 def code_identities(environment: dict) -> set[tuple]:
