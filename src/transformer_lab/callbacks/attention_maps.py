@@ -16,6 +16,7 @@ from pathlib import Path
 import lightning as L
 import torch
 from lightning.pytorch.trainer.states import TrainerFn
+from matplotlib.transforms import ScaledTranslation
 
 from transformer_lab.callbacks.plotting import figure_hook, new_figure, publish
 from transformer_lab.config.validation import check_integer
@@ -29,6 +30,12 @@ KINDS = {
 }
 CELL = 0.22  # inches per token
 MARGINS = (0.55, 0.15, 0.5, 0.45)  # left, right, bottom, top, in inches
+LABEL_GAP = 2 / 72  # inches (2 points) between a token's label and its cells
+
+
+def label_offset(figure, x: int, y: int) -> ScaledTranslation:
+    """A shift of :data:`LABEL_GAP` in the direction ``(x, y)``."""
+    return ScaledTranslation(LABEL_GAP * x, LABEL_GAP * y, figure.dpi_scale_trans)
 
 
 def token_labels(ids: torch.Tensor, label=None) -> list[str]:
@@ -48,8 +55,10 @@ def attention_figure_size(num_heads: int, num_queries: int, num_keys: int) -> tu
 def attention_figure(weights: torch.Tensor, query_labels, key_labels, title: str):
     """``weights [H, L_q, L_k]`` as the heads' heatmaps side by side, on one 0..1 scale.
 
-    One axes holds all heads (separated by a blank column): a figure with an axes per head
-    and a colorbar costs about four times as much to draw, for the same picture.
+    One axes holds all heads (separated by a blank column), its tokens written as plain
+    texts beside the cells: an axes per head with a colorbar costs about four times as much
+    to draw for the same picture, and tick labels almost twice as much (a tick is five artists).
+    A run draws these every few validations, for every layer of every kind.
     """
     num_heads, num_queries, num_keys = weights.shape
     width, height = attention_figure_size(num_heads, num_queries, num_keys)
@@ -62,11 +71,13 @@ def attention_figure(weights: torch.Tensor, query_labels, key_labels, title: str
     image = torch.cat((weights, gap), dim=2).permute(1, 0, 2).reshape(num_queries, -1)
     image = image[:, :-1]  # [L_q, H * (L_k + 1) - 1]: the heads side by side
     ax.imshow(image.numpy(), vmin=0.0, vmax=1.0, cmap="viridis", interpolation="nearest")
-    columns = [h * (num_keys + 1) + k for h in range(num_heads) for k in range(num_keys)]
-    ax.set_xticks(columns, list(key_labels) * num_heads, rotation=90, fontsize=6)
-    ax.set_yticks(range(num_queries), query_labels, fontsize=6)
-    ax.tick_params(length=0)
+    ax.set_axis_off()
+    below = ax.get_xaxis_transform() + label_offset(figure, 0, -1)  # x: a column; y: the axes'
+    beside = ax.get_yaxis_transform() + label_offset(figure, -1, 0)  # y: a row; x: the axes'
     for head in range(num_heads):
+        for key, label in enumerate(key_labels):
+            x = head * (num_keys + 1) + key
+            ax.text(x, 0, label, transform=below, rotation=90, ha="center", va="top", fontsize=6)
         ax.text(
             head * (num_keys + 1) + (num_keys - 1) / 2,
             -0.7,
@@ -74,6 +85,8 @@ def attention_figure(weights: torch.Tensor, query_labels, key_labels, title: str
             ha="center",
             fontsize=7,
         )
+    for query, label in enumerate(query_labels):
+        ax.text(0, query, label, transform=beside, ha="right", va="center", fontsize=6)
     figure.suptitle(f"{title}  (weights 0..1)", fontsize=8, y=1 - 0.12 / height, va="top")
     return figure
 
