@@ -13,7 +13,7 @@ from scipy import stats
 from statsmodels.stats.power import TTestPower
 
 from transformer_lab.report import statistics as statistics_module
-from transformer_lab.report.exact import seeds_to_reach, sign_flip, smallest_p
+from transformer_lab.report.exact import RESAMPLES, seeds_to_reach, sign_flip, smallest_p
 from transformer_lab.report.statistics import (
     censored_median,
     estimate,
@@ -101,6 +101,48 @@ def test_the_sign_flip_test_is_scipys_exact_test_to_the_last_bit(differences, sh
         return float(scipys.pvalue)
 
     assert found.exact and found.arrangements == 2 ** len(differences)
+    assert (found.p_greater, found.p_less) == (scipy_p_value("greater"), scipy_p_value("less"))
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    differences=st.lists(
+        st.one_of(  # as above
+            st.sampled_from([-1.0, 0.0, 1.0, 0.1, -0.2, 0.3, 550.0, -587.0, 325.0, -290.0]),
+            st.floats(-1e3, 1e3, allow_nan=False),
+        ),
+        min_size=14,  # 2^14 = 16384 > 9999: the Monte Carlo test
+        max_size=20,
+    ),
+    shift=st.sampled_from([0.0, 0.05, -0.1]),
+)
+@example(  # rounding decides a tie
+    [0.1, 0.1, 0.3, 0.1, -0.2, 0.3, 0.1, -290.0, 550.0, -1.0, 325.0, 0.0, 0.3, -587.0, 1.0, 0.1],
+    0.05,
+)
+def test_past_9999_assignments_the_sign_flip_test_is_scipys_seeded_draws_to_the_last_bit(
+    differences, shift
+):
+    """The report draws scipy's 9,999 random sign assignments itself (scipy's machinery
+    cost ~20 ms a call, which a grid's report at 16 seeds pays in every cell): the same
+    assignments and the same p-values exactly (the example: each mean summed pairwise
+    instead of difference by difference, p_greater is 0.5206, not scipy's 0.5207)."""
+    found = sign_flip(differences, shift)
+    shifted = np.asarray(differences) - shift
+
+    def scipy_p_value(alternative: str) -> float:
+        scipys = stats.permutation_test(
+            (shifted,),
+            np.mean,
+            permutation_type="samples",
+            alternative=alternative,
+            axis=-1,
+            n_resamples=RESAMPLES,
+            random_state=0,
+        )
+        return float(scipys.pvalue)
+
+    assert not found.exact and found.arrangements == 2 ** len(differences)
     assert (found.p_greater, found.p_less) == (scipy_p_value("greater"), scipy_p_value("less"))
 
 
