@@ -101,8 +101,10 @@ def _code(identity: tuple) -> str:
         return f"transformer_lab {version} (not from a git checkout)"
     what = "src/ tree" if kind == "code" else "commit"
     if isinstance(changes, str):  # their hash: which changes
-        return f"transformer_lab {version}, {what} {name[:12]} with changes {changes[:8]}"
-    return f"transformer_lab {version}, {what} {name[:12]}{' with changes' if changes else ''}"
+        edited = f" with changes {changes[:8]}"
+    else:  # an older record's whether
+        edited = " with changes" if changes else ""
+    return f"transformer_lab {version}, {what} {name[:12]}{edited}"
 
 
 def code_text(identities: frozenset) -> str:
