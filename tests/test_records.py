@@ -1,17 +1,21 @@
 """Every file the lab writes is the old one or the complete new one, never half of one; a
 write that fails names the file and what it holds; a record that is there but damaged is
-named, never read as absent (src/transformer_lab/records.py)."""
+named, never read as absent; a config reads back as OmegaConf reads it
+(src/transformer_lab/records.py)."""
 
 import errno
+from pathlib import Path
 
 import pytest
 import torch
+from omegaconf import OmegaConf
 
 from transformer_lab.records import (
     DamagedRecord,
     RecordNotWritten,
     read_config,
     read_json,
+    read_yaml,
     unwritten,
     write_atomically,
     write_json,
@@ -101,3 +105,63 @@ def test_a_record_written_whole_reads_back_with_the_group_able_to_read_it(tmp_pa
     path = write_atomically(tmp_path / "x.pt", lambda f: torch.save({"w": torch.ones(3)}, f), "x")
     assert torch.equal(torch.load(path, weights_only=True)["w"], torch.ones(3))
     assert path.stat().st_mode & 0o777 == 0o644
+
+
+CONF = Path(__file__).resolve().parents[1] / "conf"
+# the scalars where YAML 1.1, YAML 1.2 and OmegaConf part ways
+EDGE_CASES = """\
+lr: 1e-3
+big: 1_000
+half: .5
+negative: -2.5E+2
+infinite: .inf
+not_a_number: .nan
+day: 2026-12-07
+moment: 2026-12-07 01:45:00
+octal: 0o17
+old_octal: 017
+sexagesimal: 1:30
+word_yes: yes
+word_off: off
+tilde: ~
+quoted: "1e-3"
+interpolation: ${lr}
+path: !!python/object/apply:pathlib.PosixPath [/tmp, a]
+mixed: [1, 2.0, "3", null, true]
+"""
+
+
+def _typed(config) -> str:
+    """The config as YAML with each leaf's type: ``1``, ``1.0`` and ``true`` compare equal."""
+    container = OmegaConf.to_container(config)
+
+    def typed(value):
+        if isinstance(value, dict):
+            return {key: typed(item) for key, item in value.items()}
+        if isinstance(value, list):
+            return [typed(item) for item in value]
+        return (type(value).__name__, repr(value))
+
+    return repr(typed(container))
+
+
+@pytest.mark.parametrize(
+    "source", ["edge_cases", *sorted(str(p.relative_to(CONF)) for p in CONF.rglob("*.yaml"))]
+)
+def test_a_yaml_record_reads_as_omegaconf_load_reads_it(tmp_path, source):
+    path = CONF / source
+    if source == "edge_cases":
+        path = tmp_path / "edge_cases.yaml"
+        path.write_text(EDGE_CASES)
+    ours, omegaconfs = read_yaml(path), OmegaConf.load(path)
+    assert type(ours) is type(omegaconfs)
+    assert _typed(ours) == _typed(omegaconfs)
+
+
+def test_a_duplicate_key_is_a_damaged_config_as_omegaconf_refuses_it(tmp_path):
+    path = tmp_path / "config.yaml"
+    path.write_text("model:\n  d_model: 32\n  d_model: 64\n")
+    with pytest.raises(
+        DamagedRecord, match=r"config.yaml is damaged \(not YAML: .*duplicate key d_model"
+    ):
+        read_config(path)

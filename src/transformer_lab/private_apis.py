@@ -26,6 +26,11 @@ benchmark.
   ``open(..., "w")`` before the job's function runs, and no hook precedes it; the lab puts
   an atomic write in its place (:mod:`transformer_lab.config.hydra_saves`), pinned by
   tests/config/test_hydra_saves.py.
+- **OmegaConf** (2.3): ``OmegaConf.load`` reads YAML with the loader of
+  ``omegaconf._utils.get_yaml_loader`` (YAML 1.2's floats such as ``1e-3``, no timestamps,
+  a duplicate key refused) on PyYAML's pure-Python parser; no public API takes another
+  parser. The lab's records reader puts libyaml's under the same loader
+  (:data:`transformer_lab.records.ConfigLoader`), ~10 times faster to parse.
 
 Optuna and the sweeper are an optional extra (``tune``), so they are imported where used.
 """
@@ -84,3 +89,10 @@ def replace_hydra_job_save(save) -> None:
     import hydra.core.utils
 
     hydra.core.utils._save_config = save
+
+
+def omegaconf_yaml_loader() -> type:
+    """The PyYAML loader class ``OmegaConf.load`` reads a file with."""
+    from omegaconf._utils import get_yaml_loader
+
+    return get_yaml_loader()

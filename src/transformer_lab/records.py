@@ -25,7 +25,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO, NoReturn
 
+import yaml
 from omegaconf import DictConfig, ListConfig, OmegaConf
+
+from transformer_lab.private_apis import omegaconf_yaml_loader
 
 
 class RecordNotWritten(OSError):
@@ -160,16 +163,41 @@ def read_json(path: Path):
         raise DamagedRecord(path, f"not JSON: {error}") from error
 
 
+def _config_loader() -> type:
+    """``OmegaConf.load``'s YAML loader (YAML 1.2's floats such as ``1e-3``, no timestamps, a
+    duplicate key refused) on libyaml's parser where PyYAML has it (its wheels do): the same
+    documents, parsed ~10 times faster. A grid's report reads two ~10 kB configs a job, and
+    their parsing in pure Python was a quarter of its time."""
+    omegaconf_loader = omegaconf_yaml_loader()
+    if not yaml.__with_libyaml__:
+        return omegaconf_loader
+    from yaml.cyaml import CParser
+
+    class ConfigLoader(CParser, omegaconf_loader):
+        def __init__(self, stream):  # yaml.CSafeLoader's: libyaml parses, OmegaConf's resolves
+            CParser.__init__(self, stream)
+            yaml.constructor.SafeConstructor.__init__(self)
+            yaml.resolver.Resolver.__init__(self)
+
+    return ConfigLoader
+
+
+CONFIG_LOADER = _config_loader()
+
+
 def read_yaml(path: Path) -> DictConfig | ListConfig | None:
-    """A YAML record (a config the lab or Hydra saved), or None where there is none;
-    :class:`DamagedRecord` naming it where it is empty or not YAML."""
+    """A YAML record (a config the lab or Hydra saved) as ``OmegaConf.load`` reads it, or
+    None where there is none; :class:`DamagedRecord` naming it where it is empty or not
+    YAML."""
     path = Path(path)
     if not path.is_file():
         return None
-    if not path.read_bytes().strip():  # even an empty list or mapping is written as [] or {}
+    text = path.read_bytes()
+    if not text.strip():  # even an empty list or mapping is written as [] or {}
         raise DamagedRecord(path, "empty")
     try:
-        return OmegaConf.load(path)
+        document = yaml.load(text, Loader=CONFIG_LOADER)
+        return OmegaConf.create(document if document is not None else {})
     except Exception as error:  # yaml's and OmegaConf's own kinds
         raise DamagedRecord(path, f"not YAML: {' '.join(str(error).split())[:160]}") from error
 

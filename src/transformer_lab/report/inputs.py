@@ -27,6 +27,7 @@ from pathlib import Path
 
 import yaml
 
+from transformer_lab.records import CONFIG_LOADER
 from transformer_lab.runs.environment import code_identities
 from transformer_lab.runs.reader import Run
 
@@ -57,14 +58,9 @@ class LeftOut:
         return f"- {where}: {self.why}"
 
 
-# libyaml's parser where PyYAML has it (its wheels do): the same documents and errors as
-# yaml.safe_load, ~9 times faster; a grid's job configs are ~10 kB of hypotheses each
-SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
 def _parse(path: Path):
     text = path.read_text()
-    return json.loads(text) if path.suffix == ".json" else yaml.load(text, Loader=SAFE_LOADER)
+    return json.loads(text) if path.suffix == ".json" else yaml.load(text, Loader=CONFIG_LOADER)
 
 
 def damaged_record(folder: Path) -> str | None:
