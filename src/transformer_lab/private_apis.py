@@ -30,7 +30,7 @@ benchmark.
   ``omegaconf._utils.get_yaml_loader`` (YAML 1.2's floats such as ``1e-3``, no timestamps,
   a duplicate key refused) on PyYAML's pure-Python parser; no public API takes another
   parser. The lab's records reader puts libyaml's under the same loader
-  (:data:`transformer_lab.records.ConfigLoader`), ~10 times faster to parse.
+  (:data:`transformer_lab.records.CONFIG_LOADER`), ~10 times faster to parse.
 
 Optuna and the sweeper are an optional extra (``tune``), so they are imported where used.
 """

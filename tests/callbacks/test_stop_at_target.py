@@ -9,7 +9,8 @@ import pytest
 import torch
 from torch.utils.data import DataLoader
 
-from transformer_lab.callbacks import LastCheckpoint, StopAtTarget, how_fit_ended
+from transformer_lab.callbacks import LastCheckpoint, StopAtTarget
+from transformer_lab.callbacks.stop_at_target import how_fit_ended
 from transformer_lab.config.validation import InvalidSetting
 from transformer_lab.job.resume import RunFinished, check_unfinished
 

@@ -2,8 +2,6 @@
 it, see ``runs/hparams.py:mark_differs``) on exactly the keys given, the values and the
 metric columns as torch's ``hparams()`` writes them."""
 
-from types import SimpleNamespace
-
 import pytest
 from lightning.pytorch.loggers import TensorBoardLogger
 
@@ -12,10 +10,9 @@ from transformer_lab.runs.hparams import write_hparams
 
 def test_tensorboard_reads_differs_on_the_marked_keys_only(tmp_path, read_hparams):
     logger = TensorBoardLogger(tmp_path, name="", version="", default_hp_metric=False)
-    trainer = SimpleNamespace(loggers=[logger], global_step=20)  # what write_hparams reads
     params = {"model.norm": "pre", "seed": 1, "optim.lr": 1e-3, "model.tie": False}
     metrics = ("val/loss", "val/seq_acc_best")
-    write_hparams(trainer, params, {"model.norm", "seed"}, metrics, {"val/seq_acc_best": 0.5})
+    write_hparams([logger], 20, params, {"model.norm", "seed"}, metrics, {"val/seq_acc_best": 0.5})
     logger.finalize("success")
     experiment, session = read_hparams(tmp_path)
     assert [h.name for h in experiment.hparam_infos] == list(params)

@@ -1,39 +1,40 @@
-"""Lightning callbacks that make the architectural choices visible (conf/callbacks/default.yaml)."""
+"""Lightning callbacks that make the architectural choices visible (conf/callbacks/default.yaml).
 
-from transformer_lab.callbacks.attention_maps import AttentionMaps
-from transformer_lab.callbacks.divergence import DivergenceGuard, diverged_at_step
-from transformer_lab.callbacks.interrupt import InterruptCheckpoint, Interrupted
-from transformer_lab.callbacks.last_checkpoint import LastCheckpoint
-from transformer_lab.callbacks.layer_stats import LayerStats
-from transformer_lab.callbacks.length_series import LengthSeries
-from transformer_lab.callbacks.model_summary import OneLineSummary
-from transformer_lab.callbacks.norm_comparison import NormComparison
-from transformer_lab.callbacks.positional_map import PositionalMap
-from transformer_lab.callbacks.progress import StepProgressBar
-from transformer_lab.callbacks.samples import SampleGenerations
-from transformer_lab.callbacks.scalar_layout import ScalarLayout
-from transformer_lab.callbacks.stop_at_target import StopAtTarget, how_fit_ended
-from transformer_lab.callbacks.test_decoding import TestDecoding
-from transformer_lab.callbacks.training_stability import TrainingStability, training_stability
+Each is imported where it is first named (``transformer_lab.callbacks.AttentionMaps``, as a
+config's ``_target_`` names it), not with the package: the figure helpers here that the
+report and the papers' figures draw with (:mod:`.plotting`, :mod:`.norm_figure`) load
+without Lightning, so the reading tools start without importing it.
+"""
 
-__all__ = [
-    "AttentionMaps",
-    "DivergenceGuard",
-    "InterruptCheckpoint",
-    "Interrupted",
-    "LastCheckpoint",
-    "LayerStats",
-    "LengthSeries",
-    "NormComparison",
-    "OneLineSummary",
-    "PositionalMap",
-    "SampleGenerations",
-    "ScalarLayout",
-    "StepProgressBar",
-    "StopAtTarget",
-    "TestDecoding",
-    "TrainingStability",
-    "diverged_at_step",
-    "how_fit_ended",
-    "training_stability",
-]
+import importlib
+
+_HOMES = {  # each callback's module (and the interruption a callback raises)
+    "AttentionMaps": "attention_maps",
+    "DivergenceGuard": "divergence",
+    "InterruptCheckpoint": "interrupt",
+    "Interrupted": "interrupt",
+    "LastCheckpoint": "last_checkpoint",
+    "LayerStats": "layer_stats",
+    "LengthSeries": "length_series",
+    "NormComparison": "norm_comparison",
+    "OneLineSummary": "model_summary",
+    "PositionalMap": "positional_map",
+    "SampleGenerations": "samples",
+    "ScalarLayout": "scalar_layout",
+    "StepProgressBar": "progress",
+    "StopAtTarget": "stop_at_target",
+    "TestDecoding": "test_decoding",
+    "TrainingStability": "training_stability",
+}
+__all__ = sorted(_HOMES)
+
+
+def __getattr__(name: str):
+    """``name`` from its module, imported now (PEP 562)."""
+    if name not in _HOMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{_HOMES[name]}"), name)
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

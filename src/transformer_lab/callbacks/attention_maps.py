@@ -18,7 +18,8 @@ import torch
 from lightning.pytorch.trainer.states import TrainerFn
 from matplotlib.transforms import ScaledTranslation
 
-from transformer_lab.callbacks.plotting import figure_hook, new_figure, publish
+from transformer_lab.callbacks.plotting import new_figure
+from transformer_lab.callbacks.publishing import figure_hook, publish
 from transformer_lab.config.validation import check_integer
 from transformer_lab.tokens import PAD, SPECIAL_NAMES
 

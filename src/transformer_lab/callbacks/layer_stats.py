@@ -17,7 +17,7 @@ hooked or copied.
 import lightning as L
 import torch
 
-from transformer_lab.callbacks.plotting import log_scalars
+from transformer_lab.callbacks.publishing import log_scalars
 from transformer_lab.callbacks.stacks import global_norm, stacks
 from transformer_lab.config.validation import check_integer
 

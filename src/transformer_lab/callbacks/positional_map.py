@@ -17,7 +17,8 @@ from pathlib import Path
 import lightning as L
 import torch
 
-from transformer_lab.callbacks.plotting import figure_hook, new_figure, publish
+from transformer_lab.callbacks.plotting import new_figure
+from transformer_lab.callbacks.publishing import figure_hook, publish
 from transformer_lab.model.positional import POSITIONAL_ENCODINGS, Panel, PositionalEncoding
 
 log = logging.getLogger(__name__)

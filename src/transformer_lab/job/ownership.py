@@ -22,9 +22,9 @@ from omegaconf import DictConfig, OmegaConf
 
 from transformer_lab.config.renamed import current_data_settings, current_settings
 from transformer_lab.config.validation import InvalidSetting
-from transformer_lab.job.run_lock import LOCK
 from transformer_lab.model.config import TransformerConfig
 from transformer_lab.records import DamagedRecord, read_config
+from transformer_lab.runs.layout import LOCK
 
 # what a resume may change of the data: how its batches are loaded, and the record of the
 # files it reads (data=pairs: a resume reads them as they are now, data/pairs.py)

@@ -23,18 +23,15 @@ from omegaconf import DictConfig, OmegaConf
 from rich.console import Console
 from rich.table import Table
 
-from transformer_lab.callbacks import (
-    InterruptCheckpoint,
-    Interrupted,
-    LastCheckpoint,
-    diverged_at_step,
-    how_fit_ended,
-    training_stability,
-)
+from transformer_lab.callbacks import InterruptCheckpoint, Interrupted, LastCheckpoint
+from transformer_lab.callbacks.divergence import diverged_at_step
 from transformer_lab.callbacks.fit_clock import FitClock, fit_seconds
 from transformer_lab.callbacks.interrupt import signals_noted
 from transformer_lab.callbacks.logger_kinds import finish_runs, log_run_config
+from transformer_lab.callbacks.publishing import tensorboard_loggers
 from transformer_lab.callbacks.scalar_layout import VAL_FIRST
+from transformer_lab.callbacks.stop_at_target import how_fit_ended
+from transformer_lab.callbacks.training_stability import training_stability
 from transformer_lab.console import quiet_resume_warnings
 from transformer_lab.job.build import build
 from transformer_lab.job.checks import CheckedJob, checked_config
@@ -130,7 +127,7 @@ def open_run_folder(cfg: DictConfig, trainer, context: RunContext, started: dict
         "the run's resolved config",
     )
     environment.write(output_dir, started)
-    environment.add_to_tensorboard(trainer.loggers, started)
+    environment.add_to_tensorboard(tensorboard_loggers(trainer), started)
     log_run_config(trainer.loggers, run_hparams(cfg, context.overrides)[0])  # W&B's config
     log.info("outputs: %s", output_dir.resolve())
     log.info(
@@ -207,7 +204,14 @@ def record_run(
     params, overridden = run_hparams(cfg, context.overrides)
     differs = differing_keys(context.swept, overridden)
     shown = shown_hparams(params, differs, context.swept)
-    write_hparams(trainer, shown, differs, metric_names(cfg), summary | run)
+    write_hparams(
+        tensorboard_loggers(trainer),
+        trainer.global_step,
+        shown,
+        differs,
+        metric_names(cfg),
+        summary | run,
+    )
     return summary
 
 

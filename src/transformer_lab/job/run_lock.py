@@ -19,8 +19,7 @@ from filelock import FileLock, Timeout
 from lightning.pytorch.utilities.rank_zero import rank_zero_only
 
 from transformer_lab.config.validation import ConfigError
-
-LOCK = ".run.lock"
+from transformer_lab.runs.layout import LOCK
 
 
 class FolderInUse(ConfigError):

@@ -9,7 +9,7 @@ import statistics
 from collections.abc import Callable
 from pathlib import Path
 
-from transformer_lab.callbacks.norm_comparison import grad_norm_by_layer_figure
+from transformer_lab.callbacks.norm_figure import grad_norm_by_layer_figure
 from transformer_lab.callbacks.plotting import new_figure, save_png
 from transformer_lab.report.lengths import accuracy_by_length_figure
 from transformer_lab.report.sweep import Sweep, group_runs

@@ -13,11 +13,11 @@ from pathlib import Path
 
 from omegaconf import OmegaConf
 
-from transformer_lab.callbacks.length_series import SPLITS, length_series
 from transformer_lab.callbacks.plotting import new_figure, save_png
 from transformer_lab.config.renamed import current_data_settings
 from transformer_lab.report.sweep import Sweep
 from transformer_lab.report.table import EMPTY, markdown
+from transformer_lab.training.metric_names import TEST_STAGES, length_series
 
 ONE_CONFIGURATION = "all runs"  # the name of a sweep's configuration when only seeds vary
 LEGEND_INSIDE = 8  # lines whose legend fits inside the axes
@@ -25,7 +25,7 @@ LEGEND_ROWS = 30  # entries in a column of a legend beside the axes
 
 
 def accuracy_by_length(
-    metrics: dict[str, float], splits: tuple[str, ...] = SPLITS
+    metrics: dict[str, float], splits: tuple[str, ...] = TEST_STAGES
 ) -> dict[int, float]:
     """``{words: seq_acc}`` of the ``splits`` of one run's metrics, in length order."""
     curve = {}
@@ -53,7 +53,7 @@ def drawn_splits(sweep: Sweep, curves: dict[tuple[str, ...], dict[int, float]]) 
     ``test_long`` only where the runs had that split."""
     drawn = {n for curve in curves.values() for n in curve}
     kept = [r for r in sweep.finished if not r.diverged]
-    return [s for s in SPLITS if any(drawn & set(length_series(r.metrics, s)) for r in kept)]
+    return [s for s in TEST_STAGES if any(drawn & set(length_series(r.metrics, s)) for r in kept)]
 
 
 def longest_trained(sweep: Sweep) -> int | None:

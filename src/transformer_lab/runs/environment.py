@@ -23,7 +23,6 @@ from datetime import datetime, timezone
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-import lightning as L
 import torch
 
 import transformer_lab
@@ -126,13 +125,12 @@ def write(run_dir: Path, environment: dict) -> Path:
     return write_json(path, environment, "the record of what ran the run")
 
 
-def add_to_tensorboard(loggers, environment: dict) -> None:
-    """The record as the text entry ``environment`` (a JSON code block) of each
-    TensorBoard logger, beside the run's curves."""
+def add_to_tensorboard(tensorboard_loggers, environment: dict) -> None:
+    """The record as the text entry ``environment`` (a JSON code block) of each of a run's
+    TensorBoard loggers, beside its curves."""
     text = "\n".join("    " + line for line in json.dumps(environment, indent=2).splitlines())
-    for logger in loggers:
-        if isinstance(logger, L.pytorch.loggers.TensorBoardLogger):
-            logger.experiment.add_text("environment", text, global_step=0)
+    for logger in tensorboard_loggers:
+        logger.experiment.add_text("environment", text, global_step=0)
 
 
 def code_identity(start: dict) -> tuple:

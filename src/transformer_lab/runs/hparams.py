@@ -20,15 +20,12 @@ varied wherever the sweep varies fewer than five.
 
 from collections.abc import Iterable
 
-import lightning as L
 from hydra.core.override_parser.types import Override
 from omegaconf import DictConfig, OmegaConf
 from tensorboard.compat.proto.summary_pb2 import Summary
 from tensorboard.plugins.hparams.plugin_data_pb2 import HParamsPluginData
 from torch.utils.tensorboard.summary import hparams
 from torch.utils.tensorboard.writer import FileWriter
-
-from transformer_lab.callbacks.plotting import tensorboard_loggers
 
 CURATED = (
     "data.task",
@@ -186,19 +183,19 @@ def mark_differs(experiment: Summary, keys: set[str]) -> Summary:
 
 
 def write_hparams(
-    trainer: L.Trainer,
+    tensorboard_loggers,
+    step: int,
     params: dict[str, Value],
     differs: set[str],
     names: tuple[str, ...],
     new_scalars: dict[str, float],
 ) -> None:
-    """The HPARAMS session listing ``params`` (the keys ``differs`` marked so) and the
-    metrics ``names``, whose values the
-    plugin reads from each name's latest scalar: Lightning logged the final ``val/*`` and
-    ``test*/*``; ``new_scalars`` (best, steps to target, ...) are logged here, at the final
-    step."""
-    for logger in tensorboard_loggers(trainer):
-        logger.log_metrics(new_scalars, step=trainer.global_step)
+    """The HPARAMS session, in each of a run's TensorBoard loggers, listing ``params`` (the
+    keys ``differs`` marked so) and the metrics ``names``, whose values the plugin reads
+    from each name's latest scalar: Lightning logged the final ``val/*`` and ``test*/*``;
+    ``new_scalars`` (best, steps to target, ...) are logged here, at the final ``step``."""
+    for logger in tensorboard_loggers:
+        logger.log_metrics(new_scalars, step=step)
         logger.experiment.flush()
         # a writer of our own: SummaryWriter has no public way to add a raw summary
         writer = FileWriter(logger.experiment.get_logdir())

@@ -14,6 +14,7 @@ from transformer_lab.records import read_json
 
 # which of a run's weights are tested: the final ones, or those of the best val/seq_acc
 TEST_WEIGHTS = ("last", "best")
+LOCK = ".run.lock"  # held by the one process that writes the run (job/run_lock.py)
 
 
 def last_checkpoint(run: Path) -> Path:

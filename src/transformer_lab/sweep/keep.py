@@ -20,7 +20,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from transformer_lab.job.run_lock import LOCK
+from transformer_lab.runs.layout import LOCK
 from transformer_lab.runs.reader import job_folders, read_run
 from transformer_lab.runs.sweep_record import FILE as SWEEP_RECORD
 from transformer_lab.sweep.sequential import FILE as DESIGN

@@ -76,3 +76,10 @@ def metric_range(name: str) -> tuple[float | None, float | None]:
     if is_metric(name):
         return 0.0, None
     return None, None
+
+
+def length_series(metrics: dict[str, float], split: str) -> dict[int, float]:
+    """``{words: seq_acc}`` of ``split`` from metrics named ``<split>/seq_acc_by_len/<n>``
+    (a test stage's exact match by source length: training/metrics.py)."""
+    prefix = f"{split}/seq_acc_by_len/"
+    return {int(k[len(prefix) :]): float(v) for k, v in metrics.items() if k.startswith(prefix)}
