@@ -27,7 +27,8 @@ cannot evaluate, or jobs that ran different arithmetic (torch version, processor
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 from omegaconf import OmegaConf
@@ -60,6 +61,7 @@ from transformer_lab.report.verdicts import (
     hypotheses_section,
 )
 from transformer_lab.runs.order import natural_key
+from transformer_lab.runs.reader import job_folders
 from transformer_lab.sweep.hypotheses import as_text
 from transformer_lab.training.metric_names import STABILITY_METRICS
 
@@ -303,6 +305,25 @@ def write_report(path: Path, **options) -> Path:
     return report
 
 
+@contextmanager
+def reading_line(sweep: Path) -> Iterator[None]:
+    """``report: reading the <n> jobs of <sweep> ...`` on a terminal while the report is
+    made, erased before what it prints: a grid's report reads and judges hundreds of jobs
+    for a minute or more before its first output. Nothing where stderr is no terminal (a
+    pipe, a log, a test's capture), where the line would stay, before an error's one line."""
+    jobs = len(job_folders(sweep)) if sweep.is_dir() else 0
+    shown = jobs > 0 and sys.stderr.isatty()
+    if shown:
+        sys.stderr.write(f"report: reading the {jobs} jobs of {sweep} ...")
+        sys.stderr.flush()
+    try:
+        yield
+    finally:
+        if shown:
+            sys.stderr.write("\r\033[K")  # back to the line's start, and erase it
+            sys.stderr.flush()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m transformer_lab.report",
@@ -338,14 +359,15 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     quiet_library_notices()
     try:
-        report = write_report(
-            args.sweep,
-            metric=args.metric,
-            target=args.target,
-            replicate_key=args.replicate_key,
-            allow_mixed_code=args.allow_mixed_code,
-            allow_mixed_arithmetic=args.allow_mixed_arithmetic,
-        )
+        with reading_line(args.sweep):
+            report = write_report(
+                args.sweep,
+                metric=args.metric,
+                target=args.target,
+                replicate_key=args.replicate_key,
+                allow_mixed_code=args.allow_mixed_code,
+                allow_mixed_arithmetic=args.allow_mixed_arithmetic,
+            )
     except (NotASweep, MixedArithmetic, SequentialRecordDamaged, ConfigError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
