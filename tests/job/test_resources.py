@@ -65,6 +65,27 @@ def test_the_meta_estimate_of_activations_is_within_a_tenth_of_what_a_real_pass_
     assert resources.activation_bytes(meta, 96, 11, 11) == pytest.approx(2 * estimate, rel=0.01)
 
 
+def test_networks_that_differ_only_in_their_seed_share_one_estimate_and_no_other_does(
+    monkeypatch,
+):
+    """A sweep's jobs that differ in seed, learning rate or schedule build modules of one
+    network: its activations are estimated once (the regime grid's 864 jobs: 15 networks)."""
+    estimated = []
+    monkeypatch.setattr(resources, "_ESTIMATED", {})
+    monkeypatch.setattr(
+        resources, "activation_bytes", lambda model, *shape: estimated.append(shape) or 1
+    )
+    sizes = dict(d_model=16, num_heads=2, num_encoder_layers=1, num_decoder_layers=1, d_ff=32)
+    with torch.device("meta"):
+        networks = [Seq2SeqTransformer(16, 16, **sizes, init_seed=seed) for seed in (0, 1)]
+        networks.append(Seq2SeqTransformer(16, 16, **{**sizes, "num_heads": 4}))
+        networks.append(Seq2SeqTransformer(16, 16, **sizes, init_seed=0).eval())  # no dropout
+    for network in networks:
+        resources.cached_activation_bytes(network, 8, 5, 5)
+    resources.cached_activation_bytes(networks[0], 8, 6, 5)  # another batch shape
+    assert estimated == [(8, 5, 5), (8, 5, 5), (8, 5, 5), (8, 6, 5)]
+
+
 @pytest.fixture
 def machine_of(monkeypatch):
     """``machine_of(gigabytes)``: the host memory the check reads, set."""
