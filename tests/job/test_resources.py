@@ -70,8 +70,7 @@ def test_networks_that_differ_only_in_their_seed_share_one_estimate_and_no_other
 ):
     """A sweep's jobs that differ in seed, learning rate or schedule build modules of one
     network: its activations are estimated once (the regime grid's 864 jobs: 15 networks)."""
-    estimated = []
-    monkeypatch.setattr(resources, "_ESTIMATED", {})
+    estimated, known = [], {}
     monkeypatch.setattr(
         resources, "activation_bytes", lambda model, *shape: estimated.append(shape) or 1
     )
@@ -81,8 +80,8 @@ def test_networks_that_differ_only_in_their_seed_share_one_estimate_and_no_other
         networks.append(Seq2SeqTransformer(16, 16, **{**sizes, "num_heads": 4}))
         networks.append(Seq2SeqTransformer(16, 16, **sizes, init_seed=0).eval())  # no dropout
     for network in networks:
-        resources.cached_activation_bytes(network, 8, 5, 5)
-    resources.cached_activation_bytes(networks[0], 8, 6, 5)  # another batch shape
+        resources.cached_activation_bytes(network, 8, 5, 5, known)
+    resources.cached_activation_bytes(networks[0], 8, 6, 5, known)  # another batch shape
     assert estimated == [(8, 5, 5), (8, 5, 5), (8, 5, 5), (8, 6, 5)]
 
 

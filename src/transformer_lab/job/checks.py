@@ -211,6 +211,7 @@ class ModelBuilds:
 
     def __init__(self):
         self.built: dict[str, object] = {}  # settings and arguments -> LightningModule
+        self.activations: dict[tuple, int] = {}  # their networks' (resources.py), shared
 
     def __call__(self, *arguments, **given):
         settings = repr(
@@ -270,7 +271,8 @@ def check_config(
     learned = learned_settings(cfg, saved or None)  # the data as the resume will read it
     with torch.device("meta"):  # what the constructors check, without the weights
         datamodule, module = build_data_and_model(cfg, learned, models or build_module)
-        check_resources(cfg, datamodule, module)  # the memory the build would allocate
+        # the memory the build would allocate
+        check_resources(cfg, datamodule, module, models.activations if models else None)
     if saved:
         check_checkpoint(saved, module, datamodule, "ckpt_path", cfg.ckpt_path, learned_names(cfg))
     if cfg.optimized_metric.endswith(TEXT_METRICS) and not datamodule.reports_text:

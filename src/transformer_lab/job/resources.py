@@ -36,8 +36,6 @@ from transformer_lab.training.loss import token_nll
 
 BYTES_PER_PARAMETER = 4 + 4 + 8  # float32 weight, its gradient, AdamW's exp_avg and exp_avg_sq
 GB = 1e9
-# activations already estimated, by network and batch shape (:func:`cached_activation_bytes`)
-_ESTIMATED: dict[tuple, int] = {}
 
 
 def parameter_count(module: torch.nn.Module) -> int:
@@ -67,8 +65,9 @@ def activation_bytes(model: torch.nn.Module, rows: int, src_len: int, tgt_len: i
     return sum(t.numel() * t.element_size() for t in saved.values())
 
 
-def cached_activation_bytes(model, rows: int, src_len: int, tgt_len: int) -> int:
-    """:func:`activation_bytes`, once per network and batch shape. A network is its settings
+def cached_activation_bytes(model, rows: int, src_len: int, tgt_len: int, known: dict) -> int:
+    """:func:`activation_bytes`, once per network and batch shape among the estimates
+    ``known`` (a sweep's check keeps one for all its jobs). A network is its settings
     (``model.config``) without its seed, its dtype and its mode: what autograd saves does
     not depend on the weights' values, nor on the optimisation. So a sweep's jobs that
     differ only in their seed, learning rate or schedule share one estimate (the
@@ -76,9 +75,9 @@ def cached_activation_bytes(model, rows: int, src_len: int, tgt_len: int) -> int
     settings had been estimated again, half of its check's time)."""
     network = repr(replace(model.config, init_seed=None))
     key = (network, next(model.parameters()).dtype, model.training, rows, src_len, tgt_len)
-    if key not in _ESTIMATED:
-        _ESTIMATED[key] = activation_bytes(model, rows, src_len, tgt_len)
-    return _ESTIMATED[key]
+    if key not in known:
+        known[key] = activation_bytes(model, rows, src_len, tgt_len)
+    return known[key]
 
 
 def split_bytes(datamodule) -> int:
@@ -155,10 +154,11 @@ def _sizes(cfg: DictConfig) -> str:
     return ", ".join(f"model.{key}={model[key]}" for key in keys)
 
 
-def check_resources(cfg: DictConfig, datamodule, module) -> None:
+def check_resources(cfg: DictConfig, datamodule, module, known: dict | None = None) -> None:
     """ConfigError in one line when the run's estimated memory exceeds the machine's, the
     parts and the settings that set the largest named; nothing where the machine's memory
-    cannot be read. ``datamodule`` and ``module`` are the check's meta-device build."""
+    cannot be read. ``datamodule`` and ``module`` are the check's meta-device build;
+    ``known``, the activations a sweep's check estimated for its earlier jobs."""
     available, where = machine_bytes(cfg.trainer)
     if available is None:
         return
@@ -170,7 +170,9 @@ def check_resources(cfg: DictConfig, datamodule, module) -> None:
     parameters = parameter_count(module.model)
     parts = {
         "model": parameters * BYTES_PER_PARAMETER / _sharded_over(cfg.trainer),
-        "activations": cached_activation_bytes(module.model, rows, length, length),
+        "activations": cached_activation_bytes(
+            module.model, rows, length, length, {} if known is None else known
+        ),
         "data": 0 if _on_cuda(cfg.trainer) else split_bytes(datamodule),
     }
     processes = 1 if _on_cuda(cfg.trainer) else _processes(cfg.trainer)
