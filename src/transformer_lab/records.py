@@ -192,11 +192,11 @@ def read_yaml(path: Path) -> DictConfig | ListConfig | None:
     path = Path(path)
     if not path.is_file():
         return None
-    text = path.read_bytes()
-    if not text.strip():  # even an empty list or mapping is written as [] or {}
+    content = path.read_bytes()  # libyaml reads UTF-8 (or 16) bytes as OmegaConf reads text
+    if not content.strip():  # even an empty list or mapping is written as [] or {}
         raise DamagedRecord(path, "empty")
     try:
-        document = yaml.load(text, Loader=CONFIG_LOADER)
+        document = yaml.load(content, Loader=CONFIG_LOADER)
         return OmegaConf.create(document if document is not None else {})
     except Exception as error:  # yaml's and OmegaConf's own kinds
         raise DamagedRecord(path, f"not YAML: {' '.join(str(error).split())[:160]}") from error
