@@ -13,6 +13,7 @@ from pathlib import Path
 import optuna
 import pytest
 import torch
+import yaml
 from packaging.requirements import Requirement
 from torch.profiler import ProfilerActivity, profile
 
@@ -30,7 +31,7 @@ def allowed(name: str) -> Requirement:
     return found
 
 
-@pytest.mark.parametrize("name", ["torch", "hydra-optuna-sweeper"])
+@pytest.mark.parametrize("name", ["torch", "hydra-optuna-sweeper", "omegaconf"])
 def test_the_installed_version_is_one_the_project_allows(name):
     assert allowed(name).specifier.contains(version(name)), (name, version(name))
 
@@ -94,6 +95,16 @@ def test_a_views_base_is_the_tensor_it_views_and_a_tensor_its_own():
     assert private_apis.view_base(owner) is owner
 
 
+def test_omegaconfs_loader_reads_yaml_1_2_floats_no_timestamps_and_refuses_a_duplicate_key():
+    loader = private_apis.omegaconf_yaml_loader()
+    assert yaml.load("lr: 1e-3\nday: 2026-12-07\n", Loader=loader) == {
+        "lr": 0.001,
+        "day": "2026-12-07",
+    }
+    with pytest.raises(yaml.constructor.ConstructorError, match="duplicate key a"):
+        yaml.load("a: 1\na: 2\n", Loader=loader)
+
+
 PRIVATE = {  # a library's private names, which only the adapter reads
     "_base",
     "_storage",
@@ -104,6 +115,7 @@ PRIVATE = {  # a library's private names, which only the adapter reads
     "_save_config",
     "kineto_results",
     "hydra_plugins.hydra_optuna_sweeper._impl",
+    "omegaconf._utils",
 }
 
 
