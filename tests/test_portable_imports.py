@@ -2,12 +2,11 @@
 Hydra sweeper plugin and the tests' shared-build lock."""
 
 import pkgutil
-import subprocess
 from pathlib import Path
 
 import transformer_lab
 
-from .command_line import HANG_SECONDS, one_thread_env, python_code
+from .command_line import python_code, run_command
 
 TESTS = Path(__file__).resolve().parent
 # third-party packages that pick their lock by OS (fcntl on POSIX, msvcrt on Windows):
@@ -31,13 +30,6 @@ def test_every_module_and_the_tests_lock_import_without_fcntl(tmp_path):
         "assert not filelock.has_fcntl\n"  # the lock taken is the portable one
         "print('imported', len(sys.modules))\n"
     )
-    done = subprocess.run(
-        python_code(code),
-        cwd=tmp_path,
-        env=one_thread_env(),
-        capture_output=True,
-        text=True,
-        timeout=HANG_SECONDS,
-    )
+    done = run_command(python_code(code), tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.startswith("imported")

@@ -4,10 +4,9 @@ process where ``lightning`` and ``torchmetrics`` cannot be imported. Importing L
 was ~5 of the ~6 s either took to start; neither trains or reads a checkpoint."""
 
 import shutil
-import subprocess
 from pathlib import Path
 
-from .command_line import HANG_SECONDS, one_thread_env, python_code
+from .command_line import python_code, run_command
 
 KEPT = Path(__file__).resolve().parents[1] / "docs" / "runs" / "multi30k_warmup_bleu"
 JOBS = [
@@ -33,14 +32,7 @@ def test_keep_and_the_report_read_a_sweep_without_importing_lightning(tmp_path):
         shutil.copy(KEPT / record, sweep)
     for job in JOBS:
         shutil.copytree(KEPT / job, sweep / job)
-    done = subprocess.run(
-        python_code(RUN_BOTH, hidden=["lightning", "torchmetrics"]),
-        cwd=tmp_path,
-        env=one_thread_env(),
-        capture_output=True,
-        text=True,
-        timeout=HANG_SECONDS,
-    )
+    done = run_command(python_code(RUN_BOTH, hidden=["lightning", "torchmetrics"]), tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "4 finished jobs added" in done.stdout
     kept = tmp_path / "kept"

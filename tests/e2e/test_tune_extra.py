@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from ..command_line import HANG_SECONDS, one_thread_env, python_code, train_cli_code
+from ..command_line import python_code, run_command, train_cli_code
 
 WITHOUT_TUNE = ["optuna", "hydra_plugins.hydra_optuna_sweeper"]
 
@@ -20,14 +20,7 @@ def train_without_tune(outputs_root, *overrides: str) -> subprocess.CompletedPro
         "loaded = lambda: sorted(k for k, v in sys.modules.items() if v is not None)\n"
         "atexit.register(lambda: print(json.dumps(loaded())))\n"
     ) + train_cli_code(*overrides, f"paths.outputs_root={outputs_root}")
-    return subprocess.run(
-        python_code(code, WITHOUT_TUNE),
-        cwd=outputs_root.parent,
-        env=one_thread_env(),
-        capture_output=True,
-        text=True,
-        timeout=HANG_SECONDS,
-    )
+    return run_command(python_code(code, WITHOUT_TUNE), outputs_root.parent)
 
 
 @pytest.mark.parametrize("asks", ["hparams_search=optuna", "hydra/sweeper=optuna"])
