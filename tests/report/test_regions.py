@@ -7,6 +7,7 @@ import yaml
 from transformer_lab.config.validation import InvalidSetting
 from transformer_lab.report import main
 from transformer_lab.report.proportions import boschloo_greater
+from transformer_lab.report.regions import cell_mark
 from transformer_lab.report.sweep import load_sweep
 from transformer_lab.report.verdicts import judge_all, read_hypotheses
 from transformer_lab.sweep.hypotheses import expand_across, parse_hypotheses
@@ -26,17 +27,22 @@ hypotheses:
 """
 
 
-def make_sweep(folder):
-    """2 depths x 2 rates x 2 recipes x 4 seeds; only at depth 6, lr 0.001 does warm learn
-    (4/4) and cold not (0/4); elsewhere both learn in every seed."""
+def warm_alone_learns_at_6_and_low_lr(depth, lr, recipe, seed):
+    return recipe == "warm" or (depth, lr) != (6, "0.001")
+
+
+def make_sweep(folder, learns=warm_alone_learns_at_6_and_low_lr):
+    """2 depths x 2 rates x 2 recipes x 4 seeds, each run learned where ``learns`` says: by
+    default only at depth 6, lr 0.001 does warm learn (4/4) and cold not (0/4); elsewhere
+    both learn in every seed."""
     for depth in (6, 12):
         for lr in ("0.001", "0.01"):
             for recipe in ("warm", "cold"):
-                learns = recipe == "warm" or (depth, lr) != (6, "0.001")
                 for seed in range(4):
+                    learned = learns(depth, lr, recipe, seed)
                     overrides = {"depth": depth, "optim.lr": lr, "recipe": recipe, "seed": seed}
-                    metrics = {"val/seq_acc": 1.0 if learns else 0.0}
-                    metrics["outcome"] = "learned" if learns else "stalled"
+                    metrics = {"val/seq_acc": 1.0 if learned else 0.0}
+                    metrics["outcome"] = "learned" if learned else "stalled"
                     job = hand_made_job(folder, overrides, metrics)
                     (job / ".hydra" / "config.yaml").write_text(RULE)
     return folder
@@ -67,7 +73,34 @@ def test_the_report_maps_where_the_claim_holds(tmp_path):
     row = "| 6 | 0.001 | +1.000 [+0.307, +1.000] | learned 4/4 vs 0/4 | 0.00391 (0.0313) |"
     assert f"{row} supported |" in report
     assert "4 cells: 1 supported, 0 contradicted, 3 inconclusive" in report
+    assert "`none learn` where neither side learned in any run" in report
     assert (folder / "region_warmup_helps.png").stat().st_size > 1000
+
+
+def test_an_undecided_cell_says_whether_neither_side_learned_or_both_did(tmp_path):
+    """The map must not draw a regime that trains neither recipe like one where the seeds
+    were too few: at depth 12 nothing learns, at depth 6, lr 0.01 everything does, and at
+    depth 6, lr 0.001 the sides differ by one seed."""
+
+    def learns(depth, lr, recipe, seed):
+        if depth == 12:
+            return False
+        return lr == "0.01" or recipe == "warm" or seed > 0
+
+    sweep = load_sweep(make_sweep(tmp_path, learns))
+    marks = {v.hypothesis.id: cell_mark(v) for v in judge_all(sweep, read_hypotheses(sweep))}
+    assert marks == {
+        "warmup_helps[depth=6,optim.lr=0.001]": "?",
+        "warmup_helps[depth=6,optim.lr=0.01]": "all learn",
+        "warmup_helps[depth=12,optim.lr=0.001]": "none learn",
+        "warmup_helps[depth=12,optim.lr=0.01]": "none learn",
+    }
+
+
+def test_a_decided_cell_says_holds_whatever_its_counts(tmp_path):
+    sweep = load_sweep(make_sweep(tmp_path))
+    first, *_ = judge_all(sweep, read_hypotheses(sweep))
+    assert first.word == "supported" and cell_mark(first) == "holds"
 
 
 def test_a_cell_that_does_not_run_both_values_is_no_rule():

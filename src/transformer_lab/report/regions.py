@@ -19,6 +19,7 @@ from matplotlib.patches import Rectangle
 
 from transformer_lab.callbacks.plotting import new_figure, save_png
 from transformer_lab.report.comparisons import difference_cell, pairing_cell
+from transformer_lab.report.proportions import RateDifference
 from transformer_lab.report.verdicts import Verdict
 from transformer_lab.runs.order import natural_key
 from transformer_lab.training.metric_names import higher_is_better
@@ -53,8 +54,20 @@ def _predicted_sign(verdict: Verdict) -> float:
     return towards_a if h.predicted == "A better" else -towards_a
 
 
-def _cell_label(verdict: Verdict) -> str:
-    return ", ".join(f"{k}={v}" for k, v in verdict.hypothesis.cell)
+def cell_mark(verdict: Verdict) -> str:
+    """What a heatmap cell says under its effect: "holds" or "against" where the cell is
+    decided. An undecided count of learned runs whose two sides agree run for run says which
+    way: "none learn" marks a regime that trains neither side (no evidence against the
+    claim, and none for it), "all learn" one too easy to tell them apart; "?" is the rest."""
+    if verdict.word in MARKS:
+        return MARKS[verdict.word]
+    found = verdict.comparison.difference
+    if isinstance(found, RateDifference):
+        if found.k_a == found.k_b == 0:
+            return "none learn"
+        if (found.k_a, found.k_b) == (found.n_a, found.n_b):
+            return "all learn"
+    return "?"
 
 
 def claim_lines(base: str, verdicts: Sequence[Verdict]) -> list[str]:
@@ -102,7 +115,7 @@ def claim_heatmap(base: str, verdicts: Sequence[Verdict], folder: Path) -> tuple
         ax.add_patch(
             Rectangle((j - 0.5, i - 0.5), 1, 1, facecolor=colour, edgecolor="black", lw=0.5)
         )
-        mark = MARKS.get(v.word, "?")
+        mark = cell_mark(v)
         text = mark if towards is None else f"{towards:+.2f}\n{mark}"
         dark = towards is not None and abs(towards) > 0.6
         ax.text(j, i, text, ha="center", va="center", fontsize=7, color="white" if dark else "k")
@@ -132,7 +145,10 @@ def regions_section(
         "rule of the sweep's family (Holm over both directions of all of them). A cell "
         "`supported` is where the claim holds at the family's level; `inconclusive` is where "
         "the seeds did not decide, not evidence against it. The effect is A − B with its 95% "
-        "interval (Newcombe's for rates of learning).",
+        "interval (Newcombe's for rates of learning). A heatmap writes `holds` or `against` "
+        "in a decided cell; in an undecided one, `none learn` where neither side learned in "
+        "any run (a regime that trains neither), `all learn` where both did in every run, "
+        "and `?` otherwise.",
     ]
     figures = []
     for base, found in claims.items():
