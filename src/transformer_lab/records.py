@@ -189,6 +189,14 @@ def read_yaml(path: Path) -> DictConfig | ListConfig | None:
     """A YAML record (a config the lab or Hydra saved) as ``OmegaConf.load`` reads it, or
     None where there is none; :class:`DamagedRecord` naming it where it is empty or not
     YAML."""
+    document = read_yaml_document(path)
+    return None if document is None else as_omegaconf(path, document)
+
+
+def read_yaml_document(path: Path) -> dict | list | None:
+    """The YAML record at ``path`` as the plain values ``OmegaConf.load`` builds its config
+    from (a document with nothing in it is ``{}``), or None where there is none;
+    :class:`DamagedRecord` naming it where it is empty or not YAML."""
     path = Path(path)
     if not path.is_file():
         return None
@@ -197,18 +205,39 @@ def read_yaml(path: Path) -> DictConfig | ListConfig | None:
         raise DamagedRecord(path, "empty")
     try:
         document = yaml.load(content, Loader=CONFIG_LOADER)
-        return OmegaConf.create(document if document is not None else {})
-    except Exception as error:  # yaml's and OmegaConf's own kinds
-        raise DamagedRecord(path, f"not YAML: {' '.join(str(error).split())[:160]}") from error
+    except Exception as error:  # yaml's own kinds
+        raise _not_yaml(path, error) from error
+    return document if document is not None else {}
+
+
+def as_omegaconf(path: Path, document: dict | list) -> DictConfig | ListConfig:
+    """``document`` (read from ``path``) as OmegaConf's config; :class:`DamagedRecord`
+    naming ``path`` where OmegaConf refuses it."""
+    try:
+        return OmegaConf.create(document)
+    except Exception as error:  # OmegaConf's own kinds
+        raise _not_yaml(path, error) from error
+
+
+def _not_yaml(path: Path, error: Exception) -> DamagedRecord:
+    return DamagedRecord(path, f"not YAML: {' '.join(str(error).split())[:160]}")
 
 
 def read_config(path: Path) -> DictConfig | None:
     """A config the lab or Hydra saved (``.hydra/config.yaml``, ``config_resolved.yaml``):
     :func:`read_yaml`, a mapping."""
-    config = read_yaml(path)
-    if config is not None and not isinstance(config, DictConfig):
-        raise DamagedRecord(path, "not a mapping")
-    return config
+    document = read_config_document(path)
+    return None if document is None else as_omegaconf(path, document)
+
+
+def read_config_document(path: Path) -> dict | None:
+    """The config at ``path`` as the plain values :func:`read_config` builds it from, or
+    None where there is none; :class:`DamagedRecord` as :func:`read_config` raises it."""
+    document = read_yaml_document(path)
+    if document is None or isinstance(document, dict):
+        return document
+    as_omegaconf(path, document)  # a scalar: refused by OmegaConf, as read_yaml names it
+    raise DamagedRecord(path, "not a mapping")
 
 
 def stale_temporaries(folder: Path) -> list[Path]:

@@ -282,9 +282,10 @@ def _output_change(sweep: Sweep) -> list[str]:
 def _settings(sweep: Sweep, key: str) -> str:
     """The values of the setting ``key`` in the finished runs' resolved configs (``?``
     for a run without one), ``"1.0"`` or ``"0.5, 1.0"``."""
+    configs = (r.settings(key.split(".")[0]) for r in sweep.finished)
     values = {
-        "?" if r.config is None else as_text(OmegaConf.select(r.config, key, default=None))
-        for r in sweep.finished
+        "?" if config is None else as_text(OmegaConf.select(config, key, default=None))
+        for config in configs
     }
     return ", ".join(sorted(values, key=natural_key))
 

@@ -60,12 +60,13 @@ def longest_trained(sweep: Sweep) -> int | None:
     """The longest training source (``data.max_task_len``) if every finished run shares it;
     only a synthetic task's (``data.task``) counts the source's words: the research tasks
     count digits or pairs, and pairs from files have none."""
+    configs = (r.settings("data") for r in sweep.finished)
     lengths = {
-        current_data_settings(r.config.data)["max_task_len"]  # a run's from before: max_len
-        if OmegaConf.select(r.config, "data.task")
+        current_data_settings(config.data)["max_task_len"]  # a run's from before: max_len
+        if OmegaConf.select(config, "data.task")
         else None
-        for r in sweep.finished
-        if r.config is not None
+        for config in configs
+        if config is not None
     }
     return lengths.pop() if len(lengths) == 1 else None
 

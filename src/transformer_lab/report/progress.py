@@ -54,7 +54,8 @@ def progress_of(
     otherwise the outcome rule's where every run's config states the same rule, on
     ``val/token_acc``; otherwise ``val/seq_acc`` >= 0.9; InvalidSetting for a ``metric``
     or ``target`` out of range."""
-    rules = {OutcomeRule.of_config(run.config) for run in runs if run.config is not None}
+    configs = (run.settings("outcome") for run in runs)
+    rules = {OutcomeRule.of_config(config) for config in configs if config is not None}
     ruled = rules.pop() if len(rules) == 1 else None
     if ruled is not None and (ruled.metric == SEQUENCE_ACCURACY or ruled.metric not in CURVES):
         ruled = None  # val/seq_acc, or an accuracy of the test: read as by default

@@ -26,7 +26,7 @@ def job_rules(sweep: Sweep, design: SequentialDesign | None) -> dict[str, str]:
     recorded_design = None if design is None else asdict(design)
     rules = {}
     for run in sweep.runs:
-        config = run.config_as_given
+        config = run.settings("hypotheses", "outcome", given=True)
         hypotheses = parse_hypotheses(OmegaConf.select(config, "hypotheses", default=None))
         rules[run.name] = rule_hash(hypotheses, OutcomeRule.of_config(config), recorded_design)
     return rules

@@ -63,7 +63,8 @@ def interval_cell(values: list[float], fmt: str, bounds: Bounds = (None, None)) 
 def max_steps(run: Run) -> float:
     """The steps the run was to train: its config's ``trainer.max_steps``; for a run
     without its resolved config, the step it ended at, or its last validation's."""
-    configured = run.config and OmegaConf.select(run.config, "trainer.max_steps", default=None)
+    config = run.settings("trainer")
+    configured = config and OmegaConf.select(config, "trainer.max_steps", default=None)
     if configured or run.metrics.get("global_step"):
         return float(configured or run.metrics["global_step"])
     curve = run.scalars.get(learning_curve.CURVE_TAG, [])

@@ -68,7 +68,8 @@ from transformer_lab.training.metric_names import higher_is_better, metric_range
 def read_hypotheses(sweep: Sweep) -> list[Hypothesis]:
     """The hypotheses of the sweep's jobs, checked against the jobs that ran and the
     metrics the finished ones report (InvalidSetting naming the field that is wrong)."""
-    given = [r.config_as_given for r in sweep.runs if r.config_as_given is not None]
+    configs = (r.settings("hypotheses", given=True) for r in sweep.runs)
+    given = [config for config in configs if config is not None]
     lists = [parse_hypotheses(OmegaConf.select(c, "hypotheses", default=None)) for c in given]
     hypotheses = merged(h for found in lists for h in found)
     hypotheses = expand_across(hypotheses, [r.overrides for r in sweep.runs])

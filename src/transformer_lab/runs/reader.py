@@ -7,19 +7,59 @@ job starts, so a job that fails at once is a job too. A job is *finished* when i
 left ``failed.json``, and *incomplete* otherwise (still running, or killed).
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
-from omegaconf import DictConfig, ListConfig
+from omegaconf import DictConfig, ListConfig, OmegaConf
 
-from transformer_lab.records import DamagedRecord, read_config, read_json, read_yaml
+from transformer_lab.records import (
+    DamagedRecord,
+    as_omegaconf,
+    read_config,
+    read_config_document,
+    read_json,
+    read_yaml,
+)
 from transformer_lab.runs import sweep_record
 from transformer_lab.runs.hparams import override_key
 from transformer_lab.runs.layout import failure_record, recorded_metrics, stop_record
 from transformer_lab.runs.learning_curve import Points, read_scalars
 from transformer_lab.runs.outcome import OutcomeRule, budget_of, outcome_key
 from transformer_lab.runs.study_record import TRIAL_KEY
+
+RESOLVED = "config_resolved.yaml"  # the run's config as it ran, every value resolved
+GIVEN = ".hydra/config.yaml"  # as it was given: Hydra's, interpolations unresolved
+UNREAD = object()  # a config not read yet (None: the run has none)
+
+
+def _interpolates(value: object) -> bool:
+    """Whether a plain config value holds an interpolation (``${...}``) anywhere."""
+    if isinstance(value, str):
+        return "${" in value
+    if isinstance(value, dict):
+        return any(_interpolates(item) for item in value.values())
+    if isinstance(value, list):
+        return any(_interpolates(item) for item in value)
+    return False
+
+
+SHARED_CONFIGS = 256  # distinct contents kept by _shared_config
+_shared: dict[str, DictConfig] = {}
+
+
+def _shared_config(path: Path, document: dict) -> DictConfig:
+    """``document`` (read from ``path``) as a read-only OmegaConf config, built once for
+    each distinct content (its ``repr``: types and order included) and shared."""
+    content = repr(document)
+    config = _shared.get(content)
+    if config is None:
+        config = as_omegaconf(path, document)
+        OmegaConf.set_readonly(config, True)
+        if len(_shared) >= SHARED_CONFIGS:
+            _shared.clear()
+        _shared[content] = config
+    return config
 
 
 @dataclass
@@ -28,6 +68,7 @@ class Run:
     overrides: dict[str, str]  # {"model.norm": "pre", "seed": "0", ...}
     metrics: dict | None = None  # metrics.json; None until the job finished
     failure: dict | None = None  # failed.json
+    _documents: dict = field(default_factory=dict, repr=False, compare=False)  # settings()
 
     @property
     def name(self) -> str:
@@ -53,9 +94,9 @@ class Run:
         the run's rule for a run made before outcomes were recorded; None unfinished."""
         if self.metrics is None:
             return None
-        return self.metrics.get("outcome") or OutcomeRule.of_config(self.config).classify(
-            self.metrics
-        )
+        return self.metrics.get("outcome") or OutcomeRule.of_config(
+            self.settings("outcome")
+        ).classify(self.metrics)
 
     def outcome_at(self, step: int | None) -> str | None:
         """The outcome at budget ``step`` (``outcome@<step>`` of ``metrics.json``, for a rule
@@ -85,13 +126,34 @@ class Run:
     @cached_property
     def config(self) -> DictConfig | None:
         """The run's resolved configuration (``config_resolved.yaml``)."""
-        return read_config(self.path / "config_resolved.yaml")
+        return read_config(self.path / RESOLVED)
 
     @cached_property
     def config_as_given(self) -> DictConfig | None:
         """The config the job was started with, Hydra's ``.hydra/config.yaml``: written
         before the job starts, so a job that failed at once has it too."""
-        return read_config(self.path / ".hydra" / "config.yaml")
+        return read_config(self.path / GIVEN)
+
+    def settings(self, *keys: str, given: bool = False) -> DictConfig | None:
+        """:attr:`config` (:attr:`config_as_given` where ``given``) with only its top-level
+        ``keys``, each read as there; None where the run has no such config.
+
+        For readers of a few settings across a sweep's runs. OmegaConf builds a node for
+        every value, ~35 ms for a whole job's config on a 2-core CPU, while libyaml parses
+        its file in ~3 ms; the jobs of a sweep mostly hold the same values at such keys
+        (its hypotheses, its outcome rule), so the config of each distinct content is built
+        once, read-only, and shared. Where a kept value interpolates (``${...}``, which may
+        point anywhere in the config), the whole config is read instead."""
+        path = self.path / (GIVEN if given else RESOLVED)
+        document = self._documents.get(path, UNREAD)
+        if document is UNREAD:
+            document = self._documents[path] = read_config_document(path)
+        if document is None:
+            return None
+        kept = {key: document[key] for key in keys if key in document}
+        if _interpolates(kept):
+            return self.config_as_given if given else self.config
+        return _shared_config(path, kept)
 
     @cached_property
     def stopped(self) -> dict | None:
