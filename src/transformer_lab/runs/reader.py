@@ -7,7 +7,7 @@ job starts, so a job that fails at once is a job too. A job is *finished* when i
 left ``failed.json``, and *incomplete* otherwise (still running, or killed).
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
@@ -30,7 +30,6 @@ from transformer_lab.runs.study_record import TRIAL_KEY
 
 RESOLVED = "config_resolved.yaml"  # the run's config as it ran, every value resolved
 GIVEN = ".hydra/config.yaml"  # as it was given: Hydra's, interpolations unresolved
-UNREAD = object()  # a config not read yet (None: the run has none)
 
 
 def _interpolates(value: object) -> bool:
@@ -68,7 +67,6 @@ class Run:
     overrides: dict[str, str]  # {"model.norm": "pre", "seed": "0", ...}
     metrics: dict | None = None  # metrics.json; None until the job finished
     failure: dict | None = None  # failed.json
-    _documents: dict = field(default_factory=dict, repr=False, compare=False)  # settings()
 
     @property
     def name(self) -> str:
@@ -144,16 +142,23 @@ class Run:
         (its hypotheses, its outcome rule), so the config of each distinct content is built
         once, read-only, and shared. Where a kept value interpolates (``${...}``, which may
         point anywhere in the config), the whole config is read instead."""
-        path = self.path / (GIVEN if given else RESOLVED)
-        document = self._documents.get(path, UNREAD)
-        if document is UNREAD:
-            document = self._documents[path] = read_config_document(path)
+        document = self._given_document if given else self._resolved_document
         if document is None:
             return None
         kept = {key: document[key] for key in keys if key in document}
         if _interpolates(kept):
             return self.config_as_given if given else self.config
-        return _shared_config(path, kept)
+        return _shared_config(self.path / (GIVEN if given else RESOLVED), kept)
+
+    @cached_property
+    def _resolved_document(self) -> dict | None:
+        """:attr:`config`'s plain values, for :meth:`settings`."""
+        return read_config_document(self.path / RESOLVED)
+
+    @cached_property
+    def _given_document(self) -> dict | None:
+        """:attr:`config_as_given`'s plain values, for :meth:`settings`."""
+        return read_config_document(self.path / GIVEN)
 
     @cached_property
     def stopped(self) -> dict | None:
